@@ -1,0 +1,116 @@
+# abiscope: a plain Makefile.
+#
+#   make            builds ./abiscope
+#   make test       builds and runs every test (unit, end-to-end, differential)
+#   make asan       builds the ASan+UBSan variant in build-asan/
+#   make test-asan  runs the whole suite against the sanitizer build
+#   make fuzz       builds one libFuzzer target per parser in build-fuzz/
+#   make fuzz-run   runs each fuzz target for FUZZ_SECONDS (default 30)
+#   make demo       builds the bundled demo environment and runs abiscope on it
+#   make bench      runs the benchmark script (see bench/README.md)
+
+CC      ?= cc
+BUILD   ?= build
+WERROR  ?= -Werror
+OPT     ?= -O2
+CFLAGS_WARN = -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wpointer-arith -Wwrite-strings -Wvla -Wformat=2 -Wno-format-nonliteral \
+	-Wimplicit-fallthrough -Wundef
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Isrc -g $(OPT) $(CFLAGS_WARN)
+LDLIBS_BASE = -lstdc++ -lpthread
+CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
+LDFLAGS += $(EXTRA_LDFLAGS)
+LDLIBS  += $(LDLIBS_BASE)
+
+LIB_SRC := $(sort $(wildcard src/*.c src/core/*.c src/elf/*.c src/loader/*.c src/cxx/*.c \
+	src/cuda/*.c src/pyenv/*.c src/host/*.c src/report/*.c))
+CLI_SRC := $(sort $(wildcard src/cli/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+DEPS    := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
+TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
+
+.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench clean lint
+
+all: abiscope
+
+abiscope: $(BUILD)/abiscope
+	@if [ "$(BUILD)" = "build" ]; then ln -sf $(BUILD)/abiscope abiscope; fi
+
+$(BUILD)/abiscope: $(CLI_OBJ) $(BUILD)/libabiscope.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libabiscope.a $(LDLIBS)
+
+$(BUILD)/libabiscope.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $(LIB_OBJ)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libabiscope.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(BUILD)/libabiscope.a $(LDLIBS)
+
+# Test helpers (the dlopen driver) are built without sanitizers: they
+# stand in for the real process and must load objects exactly as it does.
+$(BUILD)/tools/%: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -rdynamic -o $@ $< -Wl,--as-needed -ldl
+
+unit: $(UNIT_BIN)
+
+test: all unit $(TOOL_BIN)
+	@ABISCOPE=$(CURDIR)/$(BUILD)/abiscope BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh
+
+asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 \
+	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  EXTRA_LDFLAGS="-fsanitize=address,undefined" build-asan/abiscope unit-asan
+
+unit-asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 \
+	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  EXTRA_LDFLAGS="-fsanitize=address,undefined" unit
+
+test-asan: asan
+	$(MAKE) BUILD=build-asan OPT=-O1 \
+	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  EXTRA_LDFLAGS="-fsanitize=address,undefined" test
+
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_CC  ?= clang
+FUZZ_SECONDS ?= 30
+
+fuzz:
+	@mkdir -p build-fuzz
+	$(MAKE) BUILD=build-fuzz CC=$(FUZZ_CC) OPT=-O1 \
+	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" \
+	  build-fuzz/libabiscope.a
+	@for f in $(FUZZ_SRC); do \
+	  n=$$(basename $$f .c); \
+	  echo "  FUZZ $$n"; \
+	  $(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -o build-fuzz/$$n $$f build-fuzz/libabiscope.a $(LDLIBS) || exit 1; \
+	done
+
+fuzz-run: fuzz
+	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+demo: all
+	@sh demo/run.sh
+
+bench: all
+	@sh bench/run
+
+lint:
+	@sh tests/lint.sh
+
+clean:
+	rm -rf build build-asan build-fuzz abiscope
+
+-include $(DEPS)

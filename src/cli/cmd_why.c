@@ -1,0 +1,345 @@
+/*
+ * cmd_why.c: `abiscope why` - would dlopen() of TARGET succeed in this
+ * process, and if not, why.
+ */
+#include "cli/cli.h"
+#include "loader/verdict.h"
+#include "pyenv/interpreter.h"
+
+static const char why_help[] =
+	"usage: abiscope why [options] TARGET\n"
+	"\n"
+	"Predicts what dlopen(TARGET) does in a process, without loading anything:\n"
+	"the dependency tree with how each library is found, and the failure the\n"
+	"loader would report, with its root cause and the fix.\n"
+	"\n"
+	"TARGET is a path to a shared object (an extension module, a library), or a\n"
+	"bare library name searched the way dlopen() searches it.\n"
+	"\n"
+	"options:\n"
+	"  --process EXE          the executable the load happens in (default: python3\n"
+	"                         on PATH; pyenv shims and wrappers are resolved)\n"
+	"  --preload PATH         dlopen PATH first with RTLD_LOCAL (repeatable, in order)\n"
+	"  --preload-global PATH  dlopen PATH first with RTLD_GLOBAL (repeatable)\n"
+	"  --lazy                 RTLD_LAZY instead of RTLD_NOW (Python uses RTLD_NOW)\n"
+	"  --ld-library-path LIST LD_LIBRARY_PATH of the process (default: the environment's)\n"
+	"  --root DIR             inspect the file system under DIR (a container image,\n"
+	"                         a mounted disk) with its own ld.so.cache and loader\n"
+	"  --json                 one JSON object on stdout\n"
+	"  --color WHEN           auto (default), always or never; NO_COLOR is honoured\n"
+	"  -v, --verbose          show notes and every consequence\n"
+	"\n"
+	"exit status: 0 would load, 1 would not load, 2 usage error, 3 TARGET unreadable\n";
+
+struct why_cli {
+	const char *target;
+	const char *process;
+	const char *root;
+	bool json, verbose, lazy;
+	bool llp_given;
+	const char *llp;
+	enum color_mode color;
+	struct why_preload pre[64];
+	size_t npre;
+};
+
+static int parse(int argc, char **argv, struct why_cli *o)
+{
+	struct args a = { argc, argv, 1, false, "why" };
+	bool err = false;
+	const char *v;
+	for (; a.i < argc; a.i++) {
+		const char *s = argv[a.i];
+		if (!a.no_more_options && str_eq(s, "--")) {
+			a.no_more_options = true;
+		} else if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
+			fputs(why_help, stdout);
+			return -1;
+		} else if (arg_is(&a, "--json")) {
+			o->json = true;
+		} else if (arg_is(&a, "--lazy")) {
+			o->lazy = true;
+		} else if (arg_is(&a, "-v") || arg_is(&a, "--verbose")) {
+			o->verbose = true;
+		} else if (arg_value(&a, "--process", &v, &err)) {
+			o->process = v;
+		} else if (arg_value(&a, "--root", &v, &err)) {
+			o->root = v;
+		} else if (arg_value(&a, "--ld-library-path", &v, &err)) {
+			o->llp = v;
+			o->llp_given = true;
+		} else if (arg_value(&a, "--color", &v, &err)) {
+			if (!err && !parse_color(v, &o->color))
+				return usage_error("why", "--color takes auto, always or never");
+		} else if (arg_value(&a, "--preload-global", &v, &err) || arg_value(&a, "--preload", &v, &err)) {
+			if (err)
+				return EXIT_USAGE;
+			if (o->npre == ARRAY_SIZE(o->pre))
+				return usage_error("why", "too many preloads");
+			o->pre[o->npre].path = v;
+			o->pre[o->npre].global = str_starts(s, "--preload-global");
+			o->npre++;
+		} else if (!a.no_more_options && s[0] == '-' && s[1]) {
+			return usage_error("why", "unknown option %s", s);
+		} else if (!o->target) {
+			o->target = s;
+		} else {
+			return usage_error("why", "one TARGET only (got %s and %s)", o->target, s);
+		}
+		if (err)
+			return EXIT_USAGE;
+	}
+	if (!o->target)
+		return usage_error("why", "missing TARGET");
+	return 0;
+}
+
+/* ---- text ---- */
+
+static const struct failure *failure_for(const struct dlopen_result *r, const struct lmap *req,
+					 const char *name)
+{
+	for (size_t i = 0; i < r->nfail; i++) {
+		const struct failure *f = &r->fail[i];
+		if (f->requester == req && f->name && str_eq(f->name, name) &&
+		    f->kind != FAIL_UNDEFINED && f->kind != FAIL_LAZY_UNDEFINED &&
+		    f->kind != FAIL_VERSION && f->kind != FAIL_WEAK_VERSION &&
+		    f->kind != FAIL_NO_VERSION_INFO && f->kind != FAIL_STATIC_TLS &&
+		    !(f->kind == FAIL_EXECSTACK && f->loads_anyway))
+			return f;
+	}
+	return NULL;
+}
+
+static const char *edge_tag(struct arena *a, const struct lmap *req, const struct lmap *dep,
+			    int serial)
+{
+	if (dep->initial || dep->is_interp)
+		return "already loaded: process start";
+	if (dep->loader != req || dep->dlopen_serial != serial)
+		return "already loaded";
+	if (dep->how == FOUND_RPATH && dep->via && dep->via != req)
+		return arena_printf(a, "rpath of %s", path_basename(dep->via->path));
+	return found_how_name(dep->how);
+}
+
+struct tree_ctx {
+	const struct term *t;
+	struct arena *a;
+	const struct dlopen_result *r;
+	struct ptrvec shown;
+	int serial;
+	int depth;
+};
+
+static void tree(struct tree_ctx *c, const struct lmap *m, const char *prefix)
+{
+	if (c->depth > 64)
+		return;
+	c->depth++;
+	const struct elf_file *ef = &m->obj->elf;
+	size_t n = m->obj->kind == OBJ_ELF && m->obj->elf_ok ? ef->nneeded : 0;
+	for (size_t k = 0; k < n; k++) {
+		bool last = k + 1 == n;
+		const char *name = ef->needed[k];
+		const struct lmap *dep = k < m->nneeded ? m->needed[k] : NULL;
+		fprintf(c->t->out, "%s%s ", prefix, last ? "└──" : "├──");
+		const char *child = arena_printf(c->a, "%s%s", prefix, last ? "    " : "│   ");
+		if (!dep) {
+			const struct failure *f = failure_for(c->r, m, name);
+			const char *what = !f ? "NOT LOADED" : f->kind == FAIL_NOT_FOUND ? "NOT FOUND"
+				: f->kind == FAIL_WRONG_CLASS ? "WRONG ELF CLASS"
+				: f->kind == FAIL_INVALID ? "INVALID CANDIDATE" : "CANNOT LOAD";
+			fprintf(c->t->out, "%s%s %s%s\n", c->t->color ? "\033[1;31m" : "", name, what,
+				c->t->color ? "\033[0m" : "");
+			if (f && f->path && f->kind != FAIL_NOT_FOUND)
+				fprintf(c->t->out, "%s  %s: %s\n", child, f->path,
+					f->dlerror ? f->dlerror : "");
+			continue;
+		}
+		bool seen = ptrvec_contains(&c->shown, dep);
+		const char *tag = edge_tag(c->a, m, dep, c->serial);
+		bool expand = !seen && !str_starts(tag, "already loaded");
+		fprintf(c->t->out, "%s%s%s %s[%s]%s %s%s\n", expand ? c_cyan(c->t) : "", name, c_reset(c->t),
+			c_dim(c->t), tag, c_reset(c->t), dep->path, seen ? " (see above)" : "");
+		if (expand) {
+			ptrvec_push(c->a, &c->shown, (void *)dep);
+			tree(c, dep, child);
+		}
+	}
+	c->depth--;
+}
+
+static void print_text(struct scan *s, const struct why_cli *o, const struct why_request *q,
+		       struct why_result *r, const struct interp_result *ir)
+{
+	struct term t;
+	term_init(&t, stdout, o->color);
+	const struct ldso_facts *fa = &r->proc.facts;
+	if (q->exe)
+		fprintf(t.out, "%sprocess%s  %s%s%s%s\n", c_bold(&t), c_reset(&t), q->exe,
+			ir && ir->how ? " (" : "", ir && ir->how ? ir->how : "", ir && ir->how ? ")" : "");
+	fprintf(t.out, "%sloader%s   %s, glibc %d.%d\n", c_bold(&t), c_reset(&t), fa->interp,
+		fa->glibc_major, fa->glibc_minor);
+	for (size_t i = 0; i < r->npre; i++)
+		fprintf(t.out, "%spreload%s  %s (%s): %s\n", c_bold(&t), c_reset(&t), r->pre[i].path,
+			r->pre[i].global ? "RTLD_GLOBAL" : "RTLD_LOCAL",
+			r->pre[i].r.ok ? "loads" : r->pre[i].r.dlerror);
+	fputc('\n', t.out);
+	if (!r->target_unreadable) {
+		const struct lmap *root = r->target.root;
+		if (root) {
+			fprintf(t.out, "%s%s%s\n", c_bold(&t), root->path, c_reset(&t));
+			struct tree_ctx c = { &t, &s->arena, &r->target, { 0 }, r->proc.serial, 0 };
+			ptrvec_push(&s->arena, &c.shown, (void *)root);
+			tree(&c, root, "");
+		} else {
+			fprintf(t.out, "%s%s%s %sNOT LOADED%s\n", c_bold(&t), q->target, c_reset(&t),
+				c_red(&t), c_reset(&t));
+		}
+		fputc('\n', t.out);
+	}
+	if (r->target_unreadable)
+		fprintf(t.out, "%sverdict%s  cannot read %s: %s\n\n", c_bold(&t), c_reset(&t), q->target,
+			r->unreadable_reason);
+	else if (r->loads)
+		fprintf(t.out, "%sverdict%s  %swould load%s\n\n", c_bold(&t), c_reset(&t), c_green(&t),
+			c_reset(&t));
+	else
+		fprintf(t.out, "%sverdict%s  %swould NOT load%s: %s\n\n", c_bold(&t), c_reset(&t),
+			c_red(&t), c_reset(&t), r->dlerror ? r->dlerror : "");
+	if (s->findings.list.n)
+		render_findings_text(&t, &s->findings, o->verbose);
+	if (o->verbose)
+		for (size_t i = 0; i < fa->notes.n; i++)
+			fprintf(t.out, "%sassumed:%s %s\n", c_dim(&t), c_reset(&t), (const char *)fa->notes.item[i]);
+}
+
+/* ---- JSON ---- */
+
+static void json_needed(struct jw *w, struct arena *a, const struct lmap *m, int serial)
+{
+	const struct elf_file *ef = &m->obj->elf;
+	size_t n = m->obj->kind == OBJ_ELF && m->obj->elf_ok ? ef->nneeded : 0;
+	jw_key(w, "needed");
+	jw_arr_begin(w);
+	for (size_t k = 0; k < n; k++) {
+		const struct lmap *dep = k < m->nneeded ? m->needed[k] : NULL;
+		jw_obj_begin(w);
+		jw_kstr(w, "name", ef->needed[k]);
+		jw_kstr(w, "path", dep ? dep->path : NULL);
+		jw_kstr(w, "found", dep ? edge_tag(a, m, dep, serial) : "not loaded");
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+static void print_json(struct scan *s, const struct why_request *q, struct why_result *r,
+		       const struct interp_result *ir)
+{
+	struct jw w;
+	jw_init(&w, stdout);
+	const struct ldso_facts *fa = &r->proc.facts;
+	jw_obj_begin(&w);
+	jw_kstr(&w, "abiscope", ABISCOPE_VERSION);
+	jw_kstr(&w, "command", "why");
+	jw_kstr(&w, "target", q->target);
+	jw_kbool(&w, "loads", !r->target_unreadable && r->loads);
+	jw_kstr(&w, "error", r->target_unreadable ? r->unreadable_reason : r->dlerror);
+	jw_key(&w, "process");
+	jw_obj_begin(&w);
+	jw_kstr(&w, "executable", q->exe);
+	jw_kstr(&w, "resolved_from", ir ? ir->via : NULL);
+	jw_kstr(&w, "how", ir ? ir->how : NULL);
+	jw_kstr(&w, "interpreter", fa->interp);
+	jw_kstr(&w, "glibc", arena_printf(&s->arena, "%d.%d", fa->glibc_major, fa->glibc_minor));
+	jw_kstr(&w, "ld_library_path", q->opt.ld_library_path);
+	jw_kstr(&w, "binding", q->opt.lazy ? "RTLD_LAZY" : "RTLD_NOW");
+	jw_key(&w, "global_scope");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < r->proc.global.n; i++)
+		jw_str(&w, ((struct lmap *)r->proc.global.item[i])->path);
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	jw_key(&w, "preloads");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < r->npre; i++) {
+		jw_obj_begin(&w);
+		jw_kstr(&w, "path", r->pre[i].path);
+		jw_kbool(&w, "global", r->pre[i].global);
+		jw_kbool(&w, "loads", r->pre[i].r.ok);
+		jw_kstr(&w, "error", r->pre[i].r.dlerror);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_key(&w, "objects");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < r->target.nsearchlist; i++) {
+		const struct lmap *m = r->target.searchlist[i];
+		jw_obj_begin(&w);
+		jw_kstr(&w, "path", m->path);
+		jw_kstr(&w, "soname", m->obj->kind == OBJ_ELF && m->obj->elf_ok ? m->obj->elf.soname : NULL);
+		jw_kbool(&w, "already_loaded", m->relocated && m->dlopen_serial != r->proc.serial);
+		json_needed(&w, &s->arena, m, r->proc.serial);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_key(&w, "findings");
+	render_findings_json(&w, &s->findings);
+	jw_key(&w, "assumptions");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < fa->notes.n; i++)
+		jw_str(&w, fa->notes.item[i]);
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	jw_end(&w);
+}
+
+int cmd_why(int argc, char **argv)
+{
+	struct why_cli o;
+	memset(&o, 0, sizeof o);
+	int rc = parse(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	struct scan s;
+	scan_init(&s, o.root);
+	struct interp_result ir;
+	memset(&ir, 0, sizeof ir);
+	const char *exe = NULL;
+	const char *want = o.process ? o.process : "python3";
+	interp_resolve(&s.arena, &s.fs, want, o.root ? NULL : getenv("PATH"),
+		       o.root ? NULL : getenv("PYENV_VERSION"), o.root ? NULL : getenv("PYENV_ROOT"), &ir);
+	if (!ir.path) {
+		fprintf(stderr, "abiscope why: %s\n", ir.problem);
+		scan_release(&s);
+		return EXIT_USAGE;
+	}
+	exe = ir.path;
+	struct why_request q;
+	memset(&q, 0, sizeof q);
+	q.target = o.target;
+	q.exe = exe;
+	q.preload = o.pre;
+	q.npreload = o.npre;
+	q.opt.lazy = o.lazy;
+	q.opt.ld_library_path = o.llp_given ? o.llp : (o.root ? NULL : getenv("LD_LIBRARY_PATH"));
+	const char *bn = o.root ? NULL : getenv("LD_BIND_NOW");
+	q.opt.ld_bind_now = bn && *bn;
+	struct why_result r;
+	struct diag d;
+	diag_clear(&d);
+	if (why_run(&s, &q, &r, &d) != ST_OK) {
+		fprintf(stderr, "abiscope why: cannot model the process %s: %s\n", exe, d.msg);
+		scan_release(&s);
+		return EXIT_USAGE;
+	}
+	why_findings(&s, &q, &r);
+	if (o.json)
+		print_json(&s, &q, &r, &ir);
+	else
+		print_text(&s, &o, &q, &r, &ir);
+	int code = r.target_unreadable ? EXIT_UNREADABLE : r.loads ? EXIT_OK : EXIT_FAILS;
+	scan_release(&s);
+	return code;
+}

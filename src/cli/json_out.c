@@ -1,0 +1,209 @@
+#include "cli/json_out.h"
+
+#include <inttypes.h>
+
+void jw_init(struct jw *w, FILE *out)
+{
+	memset(w, 0, sizeof *w);
+	w->out = out;
+	w->first[0] = true;
+}
+
+static void indent(struct jw *w)
+{
+	fputc('\n', w->out);
+	for (int i = 0; i < w->depth; i++)
+		fputs("  ", w->out);
+}
+
+/* Separator and indentation before a value or key at the current level. */
+static void before(struct jw *w)
+{
+	if (w->after_key) {
+		w->after_key = false;
+		return;
+	}
+	if (w->depth > 0) {
+		if (!w->first[w->depth])
+			fputc(',', w->out);
+		w->first[w->depth] = false;
+		indent(w);
+	}
+}
+
+static void open_(struct jw *w, char c)
+{
+	before(w);
+	fputc(c, w->out);
+	if (w->depth < 63)
+		w->depth++;
+	w->first[w->depth] = true;
+}
+
+static void close_(struct jw *w, char c)
+{
+	bool empty = w->first[w->depth];
+	if (w->depth > 0)
+		w->depth--;
+	if (!empty)
+		indent(w);
+	fputc(c, w->out);
+}
+
+void jw_obj_begin(struct jw *w) { open_(w, '{'); }
+void jw_obj_end(struct jw *w) { close_(w, '}'); }
+void jw_arr_begin(struct jw *w) { open_(w, '['); }
+void jw_arr_end(struct jw *w) { close_(w, ']'); }
+
+/* Length of a valid UTF-8 sequence at p (max n bytes), or 0 if invalid. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	unsigned char c = p[0];
+	size_t len;
+	uint32_t cp;
+	if (c < 0x80)
+		return 1;
+	if ((c & 0xe0) == 0xc0) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if ((c & 0xf0) == 0xe0) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if ((c & 0xf8) == 0xf0) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+static void write_string(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	fputc('"', out);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		if (c == '"' || c == '\\') {
+			fputc('\\', out);
+			fputc(c, out);
+			i++;
+		} else if (c < 0x20) {
+			switch (c) {
+			case '\n': fputs("\\n", out); break;
+			case '\t': fputs("\\t", out); break;
+			case '\r': fputs("\\r", out); break;
+			default: fprintf(out, "\\u%04x", c); break;
+			}
+			i++;
+		} else {
+			size_t l = utf8_len(p + i, n - i);
+			if (l == 0) {
+				fputs("\xef\xbf\xbd", out);
+				i++;
+			} else {
+				fwrite(p + i, 1, l, out);
+				i += l;
+			}
+		}
+	}
+	fputc('"', out);
+}
+
+void jw_key(struct jw *w, const char *key)
+{
+	before(w);
+	write_string(w->out, key);
+	fputs(": ", w->out);
+	w->after_key = true;
+}
+
+void jw_str(struct jw *w, const char *s)
+{
+	if (!s) {
+		jw_null(w);
+		return;
+	}
+	before(w);
+	write_string(w->out, s);
+}
+
+void jw_int(struct jw *w, int64_t v)
+{
+	before(w);
+	fprintf(w->out, "%" PRId64, v);
+}
+
+void jw_bool(struct jw *w, bool v)
+{
+	before(w);
+	fputs(v ? "true" : "false", w->out);
+}
+
+void jw_null(struct jw *w)
+{
+	before(w);
+	fputs("null", w->out);
+}
+
+void jw_value(struct jw *w, const struct value *v)
+{
+	if (!v) {
+		jw_null(w);
+		return;
+	}
+	switch (v->kind) {
+	case VAL_NULL: jw_null(w); break;
+	case VAL_BOOL: jw_bool(w, v->u.b); break;
+	case VAL_INT: jw_int(w, v->u.i); break;
+	case VAL_STR: jw_str(w, v->u.s); break;
+	case VAL_ARR:
+		jw_arr_begin(w);
+		for (size_t i = 0; i < v->u.list.n; i++)
+			jw_value(w, v->u.list.item[i]);
+		jw_arr_end(w);
+		break;
+	case VAL_OBJ:
+		jw_obj_begin(w);
+		for (size_t i = 0; i < v->u.list.n; i++) {
+			jw_key(w, v->u.list.key[i]);
+			jw_value(w, v->u.list.item[i]);
+		}
+		jw_obj_end(w);
+		break;
+	}
+}
+
+void jw_kstr(struct jw *w, const char *key, const char *s)
+{
+	jw_key(w, key);
+	jw_str(w, s);
+}
+
+void jw_kint(struct jw *w, const char *key, int64_t v)
+{
+	jw_key(w, key);
+	jw_int(w, v);
+}
+
+void jw_kbool(struct jw *w, const char *key, bool v)
+{
+	jw_key(w, key);
+	jw_bool(w, v);
+}
+
+void jw_end(struct jw *w)
+{
+	fputc('\n', w->out);
+}

@@ -1,0 +1,110 @@
+#include "cli/render.h"
+
+#include <unistd.h>
+
+void term_init(struct term *t, FILE *out, enum color_mode mode)
+{
+	t->out = out;
+	if (mode == COLOR_ALWAYS)
+		t->color = true;
+	else if (mode == COLOR_NEVER)
+		t->color = false;
+	else {
+		const char *nc = getenv("NO_COLOR");
+		t->color = isatty(fileno(out)) && !(nc && *nc);
+	}
+}
+
+const char *c_bold(const struct term *t) { return t->color ? "\033[1m" : ""; }
+const char *c_red(const struct term *t) { return t->color ? "\033[1;31m" : ""; }
+const char *c_yellow(const struct term *t) { return t->color ? "\033[33m" : ""; }
+const char *c_green(const struct term *t) { return t->color ? "\033[32m" : ""; }
+const char *c_cyan(const struct term *t) { return t->color ? "\033[36m" : ""; }
+const char *c_dim(const struct term *t) { return t->color ? "\033[2m" : ""; }
+const char *c_reset(const struct term *t) { return t->color ? "\033[0m" : ""; }
+
+static const char *sev_color(const struct term *t, enum severity s)
+{
+	return s == SEV_ERROR ? c_red(t) : s == SEV_WARNING ? c_yellow(t) : c_cyan(t);
+}
+
+static void one_text(const struct term *t, const struct finding *f, int depth)
+{
+	const char *pad = depth ? "    " : "";
+	fprintf(t->out, "%s%s%s[%s]%s %s%s%s\n", pad, sev_color(t, f->severity),
+		severity_name(f->severity), f->id, c_reset(t), c_bold(t), f->title ? f->title : "",
+		c_reset(t));
+	if (f->guess)
+		fprintf(t->out, "%s    %s(a guess: drawn from heuristics, not from the loader's rules)%s\n",
+			pad, c_dim(t), c_reset(t));
+	for (size_t i = 0; i < f->lines.n; i++)
+		fprintf(t->out, "%s    %s\n", pad, (const char *)f->lines.item[i]);
+	if (f->fix)
+		fprintf(t->out, "%s    %sfix:%s %s\n", pad, c_green(t), c_reset(t), f->fix);
+}
+
+void render_findings_text(const struct term *t, const struct findings *fl, bool verbose)
+{
+	/* Root causes first, each followed by the findings it causes. */
+	for (size_t i = 0; i < fl->list.n; i++) {
+		const struct finding *f = fl->list.item[i];
+		if (f->caused_by >= 0)
+			continue;
+		if (!verbose && f->severity == SEV_NOTE)
+			continue;
+		one_text(t, f, 0);
+		size_t shown = 0, hidden = 0;
+		for (size_t k = 0; k < fl->list.n; k++) {
+			const struct finding *g = fl->list.item[k];
+			if (g->caused_by != f->index)
+				continue;
+			if (!verbose && shown >= 5) {
+				hidden++;
+				continue;
+			}
+			one_text(t, g, 1);
+			shown++;
+		}
+		if (hidden)
+			fprintf(t->out, "    ... and %zu more caused by this (-v shows all)\n", hidden);
+		fputc('\n', t->out);
+	}
+}
+
+void render_finding_json(struct jw *w, const struct finding *f)
+{
+	jw_obj_begin(w);
+	jw_kstr(w, "id", f->id);
+	jw_kstr(w, "severity", severity_name(f->severity));
+	jw_kstr(w, "object", f->object);
+	/* The id-specific fields sit at the top level of the finding. */
+	const struct value *v = f->fields;
+	for (size_t i = 0; v && i < v->u.list.n; i++) {
+		jw_key(w, v->u.list.key[i]);
+		jw_value(w, v->u.list.item[i]);
+	}
+	jw_kstr(w, "title", f->title);
+	jw_key(w, "explanation");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < f->lines.n; i++)
+		jw_str(w, f->lines.item[i]);
+	jw_arr_end(w);
+	jw_kstr(w, "fix", f->fix);
+	jw_key(w, "caused_by");
+	if (f->caused_by >= 0)
+		jw_int(w, f->caused_by);
+	else
+		jw_null(w);
+	jw_kbool(w, "first_error", f->first_error);
+	jw_kbool(w, "guess", f->guess);
+	jw_kint(w, "index", f->index);
+	jw_obj_end(w);
+}
+
+void render_findings_json(struct jw *w, const struct findings *fl)
+{
+	jw_arr_begin(w);
+	for (size_t i = 0; i < fl->list.n; i++)
+		render_finding_json(w, fl->list.item[i]);
+	jw_arr_end(w);
+}

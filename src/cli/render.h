@@ -1,0 +1,39 @@
+/*
+ * render.h: the pieces every command's output shares.
+ *
+ * A struct term knows where text goes and whether it may use colour (only
+ * on a terminal, never with NO_COLOR set, as --color=auto|always|never
+ * says).  Findings render the same way for every command: in text root
+ * causes first with their consequences under them; in JSON as objects
+ * with id, severity, object, title, explanation, fix, caused_by and the
+ * fields of their id at the top level.
+ */
+#ifndef ABISCOPE_RENDER_H
+#define ABISCOPE_RENDER_H
+
+#include "cli/json_out.h"
+#include "report/finding.h"
+
+enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+
+struct term {
+	FILE *out;
+	bool color;
+};
+
+void term_init(struct term *t, FILE *out, enum color_mode mode);
+/* Escape sequences, empty when colour is off. */
+const char *c_bold(const struct term *t);
+const char *c_red(const struct term *t);
+const char *c_yellow(const struct term *t);
+const char *c_green(const struct term *t);
+const char *c_cyan(const struct term *t);
+const char *c_dim(const struct term *t);
+const char *c_reset(const struct term *t);
+
+void render_findings_text(const struct term *t, const struct findings *fl, bool verbose);
+void render_findings_json(struct jw *w, const struct findings *fl);
+/* One finding object (used by commands that group findings themselves). */
+void render_finding_json(struct jw *w, const struct finding *f);
+
+#endif

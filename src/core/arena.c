@@ -1,0 +1,142 @@
+#include "core/arena.h"
+
+struct arena_block {
+	struct arena_block *next;
+	size_t used, size;
+	_Alignas(16) unsigned char data[];
+};
+
+#define ARENA_DEFAULT_BLOCK (256u * 1024u)
+
+static void out_of_memory(size_t size)
+{
+	/* The only place the library writes to stderr: there is no one left
+	 * to return to when memory is exhausted. */
+	fprintf(stderr, "abiscope: out of memory allocating %zu bytes\n", size);
+	abort();
+}
+
+void arena_init(struct arena *a)
+{
+	a->head = NULL;
+	a->block_size = ARENA_DEFAULT_BLOCK;
+	a->total = 0;
+}
+
+void arena_release(struct arena *a)
+{
+	struct arena_block *b = a->head;
+	while (b) {
+		struct arena_block *next = b->next;
+		free(b);
+		b = next;
+	}
+	a->head = NULL;
+	a->total = 0;
+}
+
+void *arena_alloc(struct arena *a, size_t size)
+{
+	size_t need;
+	if (!size_add(size, 15, &need))
+		out_of_memory(size);
+	need &= ~(size_t)15;
+	if (need == 0)
+		need = 16;
+	struct arena_block *b = a->head;
+	if (!b || b->size - b->used < need) {
+		size_t bsize = need > a->block_size / 4 ? need : a->block_size;
+		size_t alloc;
+		if (!size_add(bsize, sizeof(*b), &alloc))
+			out_of_memory(size);
+		struct arena_block *nb = malloc(alloc);
+		if (!nb)
+			out_of_memory(alloc);
+		nb->used = 0;
+		nb->size = bsize;
+		if (b && bsize != a->block_size) {
+			/* A big one-off block goes behind the current block so
+			 * the current one keeps serving small requests. */
+			nb->next = b->next;
+			b->next = nb;
+		} else {
+			nb->next = b;
+			a->head = nb;
+		}
+		b = nb;
+	}
+	void *p = b->data + b->used;
+	b->used += need;
+	a->total += need;
+	memset(p, 0, need);
+	return p;
+}
+
+void *arena_calloc(struct arena *a, size_t n, size_t size)
+{
+	size_t total;
+	if (!size_mul(n, size, &total))
+		out_of_memory(SIZE_MAX);
+	return arena_alloc(a, total);
+}
+
+char *arena_strndup(struct arena *a, const char *s, size_t n)
+{
+	char *p = arena_alloc(a, n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *arena_strdup(struct arena *a, const char *s)
+{
+	return arena_strndup(a, s, strlen(s));
+}
+
+char *arena_vprintf(struct arena *a, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		return arena_strdup(a, "");
+	char *p = arena_alloc(a, (size_t)n + 1);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	return p;
+}
+
+char *arena_printf(struct arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *p = arena_vprintf(a, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+void *arena_grow(struct arena *a, const void *old, size_t old_n, size_t new_n, size_t elem)
+{
+	void *p = arena_calloc(a, new_n, elem);
+	if (old && old_n)
+		memcpy(p, old, MIN(old_n, new_n) * elem);
+	return p;
+}
+
+void ptrvec_push(struct arena *a, struct ptrvec *v, void *p)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 8;
+		v->item = arena_grow(a, v->item, v->n, cap, sizeof(void *));
+		v->cap = cap;
+	}
+	v->item[v->n++] = p;
+}
+
+bool ptrvec_contains(const struct ptrvec *v, const void *p)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->item[i] == p)
+			return true;
+	return false;
+}

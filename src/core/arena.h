@@ -1,0 +1,54 @@
+/*
+ * arena.h: bump allocation for everything that lives as long as a scan.
+ *
+ * A scan allocates its objects, strings, graphs and findings from one
+ * arena and releases them all with arena_release().  Individual
+ * allocations are never freed.  Blocks are malloc'ed as needed; a request
+ * larger than the block size gets a block of its own.
+ *
+ * Allocation failure is not recoverable in abiscope (the inputs are
+ * bounded by what is mapped), so the arena aborts with a message on OOM
+ * rather than making every caller test for NULL.
+ */
+#ifndef ABISCOPE_ARENA_H
+#define ABISCOPE_ARENA_H
+
+#include "core/common.h"
+#include <stdarg.h>
+
+struct arena_block;
+
+struct arena {
+	struct arena_block *head;
+	size_t block_size;
+	size_t total;	/* bytes handed out, for statistics */
+};
+
+void arena_init(struct arena *a);
+void arena_release(struct arena *a);
+
+/* Zeroed, aligned to 16 bytes. */
+void *arena_alloc(struct arena *a, size_t size);
+/* n * size zeroed bytes; aborts on overflow. */
+void *arena_calloc(struct arena *a, size_t n, size_t size);
+char *arena_strdup(struct arena *a, const char *s);
+char *arena_strndup(struct arena *a, const char *s, size_t n);
+char *arena_printf(struct arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *arena_vprintf(struct arena *a, const char *fmt, va_list ap);
+/* Copy of old (old_n elements) in a new array of new_n elements. */
+void *arena_grow(struct arena *a, const void *old, size_t old_n, size_t new_n, size_t elem);
+
+/*
+ * A growable array of pointers kept in an arena: the common case of
+ * "collect a list while scanning".  Old storage is abandoned on growth,
+ * which the doubling keeps to a constant factor.
+ */
+struct ptrvec {
+	void **item;
+	size_t n, cap;
+};
+
+void ptrvec_push(struct arena *a, struct ptrvec *v, void *p);
+bool ptrvec_contains(const struct ptrvec *v, const void *p);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * common.h: the first include of every abiscope source file.
+ *
+ * Pulls in the standard headers nearly every module needs, a few small
+ * helpers that have no better home, and banned.h last so that the bans
+ * also apply to macros expanded from the headers above it.
+ */
+#ifndef ABISCOPE_COMMON_H
+#define ABISCOPE_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define UNUSED(x) ((void)(x))
+
+/* Overflow-checked size arithmetic: false when the result does not fit. */
+static inline bool size_add(size_t a, size_t b, size_t *out)
+{
+	return !__builtin_add_overflow(a, b, out);
+}
+
+static inline bool size_mul(size_t a, size_t b, size_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
+static inline bool str_eq(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0;
+}
+
+static inline bool str_starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static inline bool str_ends(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+	return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
+}
+
+#include "core/banned.h"
+
+#endif

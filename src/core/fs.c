@@ -1,0 +1,486 @@
+#include "core/fs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_SYMLINKS 40
+
+void fs_init(struct fsview *fs, const char *root)
+{
+	memset(fs, 0, sizeof *fs);
+	if (root && *root && !str_eq(root, "/")) {
+		fs->root = root;
+		fs->root_len = strlen(root);
+		while (fs->root_len > 1 && root[fs->root_len - 1] == '/')
+			fs->root_len--;
+		snprintf(fs->cwd, sizeof fs->cwd, "/");
+	} else if (!getcwd(fs->cwd, sizeof fs->cwd)) {
+		snprintf(fs->cwd, sizeof fs->cwd, "/");
+	}
+}
+
+bool fs_is_rooted(const struct fsview *fs)
+{
+	return fs->root != NULL;
+}
+
+/* ---- pure path helpers ---- */
+
+void path_dirname(const char *path, char *out, size_t outsz)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash) {
+		snprintf(out, outsz, ".");
+		return;
+	}
+	size_t n = (size_t)(slash - path);
+	while (n > 0 && path[n - 1] == '/')
+		n--;
+	if (n == 0) {
+		snprintf(out, outsz, "/");
+		return;
+	}
+	snprintf(out, outsz, "%.*s", (int)n, path);
+}
+
+const char *path_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+void path_join(const char *a, const char *b, char *out, size_t outsz)
+{
+	size_t la = strlen(a);
+	if (la == 0) {
+		snprintf(out, outsz, "%s", b);
+		return;
+	}
+	if (a[la - 1] == '/')
+		snprintf(out, outsz, "%s%s", a, b[0] == '/' ? b + 1 : b);
+	else
+		snprintf(out, outsz, "%s/%s", a, b[0] == '/' ? b + 1 : b);
+}
+
+void path_normalize(const char *path, char *out, size_t outsz)
+{
+	/* Components are copied into out one at a time; ".." pops the last. */
+	bool absolute = path[0] == '/';
+	size_t o = 0;
+	if (outsz == 0)
+		return;
+	if (absolute && o + 1 < outsz)
+		out[o++] = '/';
+	const char *p = path;
+	size_t base = o;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 1 && p[0] == '.') {
+			/* skip */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (o > base) {
+				while (o > base && out[o - 1] != '/')
+					o--;
+				if (o > base)
+					o--;
+			} else if (!absolute) {
+				if (o + 3 < outsz) {
+					memcpy(out + o, "../", 3);
+					o += 3;
+					base = o;
+				}
+			}
+		} else {
+			if (o > base || (o > 0 && out[o - 1] != '/'))
+				if (o + 1 < outsz)
+					out[o++] = '/';
+			size_t c = MIN(n, outsz - 1 - o);
+			memcpy(out + o, p, c);
+			o += c;
+		}
+		p += n;
+	}
+	if (o == 0)
+		out[o++] = '.';
+	if (o > 1 && out[o - 1] == '/' && !(o == 1 && absolute))
+		o--;
+	out[o] = '\0';
+}
+
+void fs_absolute(const struct fsview *fs, const char *path, char *out, size_t outsz)
+{
+	if (path[0] == '/')
+		snprintf(out, outsz, "%s", path);
+	else
+		path_join(fs->cwd, path, out, outsz);
+}
+
+/* ---- resolution inside the root ---- */
+
+/*
+ * Turns a logical path into the host path to operate on.  Without a root
+ * this is the path itself and the kernel follows links.  Under a root,
+ * every symlink is resolved here so that absolute targets stay inside.
+ * follow_last=false leaves a final symlink unresolved (for lstat).
+ */
+static bool host_path(const struct fsview *fs, const char *logical, bool follow_last,
+		      char *out, size_t outsz, int *err)
+{
+	if (!fs->root) {
+		snprintf(out, outsz, "%s", logical);
+		return true;
+	}
+	char abs[PATH_MAX], todo[PATH_MAX * 2], done[PATH_MAX];
+	fs_absolute(fs, logical, abs, sizeof abs);
+	snprintf(todo, sizeof todo, "%s", abs);
+	snprintf(done, sizeof done, "/");
+	int links = 0;
+	char *rest = todo;
+	while (*rest) {
+		while (*rest == '/')
+			rest++;
+		if (!*rest)
+			break;
+		char *e = strchr(rest, '/');
+		size_t n = e ? (size_t)(e - rest) : strlen(rest);
+		char comp[NAME_MAX + 1];
+		if (n > NAME_MAX) {
+			*err = ENAMETOOLONG;
+			return false;
+		}
+		memcpy(comp, rest, n);
+		comp[n] = '\0';
+		rest += n;
+		bool last = true;
+		for (const char *q = rest; *q; q++)
+			if (*q != '/') {
+				last = false;
+				break;
+			}
+		if (str_eq(comp, "."))
+			continue;
+		if (str_eq(comp, "..")) {
+			char up[PATH_MAX];
+			path_dirname(done, up, sizeof up);
+			snprintf(done, sizeof done, "%s", up);
+			continue;
+		}
+		char cand[PATH_MAX];
+		path_join(done, comp, cand, sizeof cand);
+		char hp[PATH_MAX * 2];
+		snprintf(hp, sizeof hp, "%.*s%s", (int)fs->root_len, fs->root, cand);
+		struct stat st;
+		if (lstat(hp, &st) != 0) {
+			if (errno == ENOENT && last) {
+				snprintf(done, sizeof done, "%s", cand);
+				break;
+			}
+			*err = errno;
+			return false;
+		}
+		if (S_ISLNK(st.st_mode) && (!last || follow_last)) {
+			if (++links > MAX_SYMLINKS) {
+				*err = ELOOP;
+				return false;
+			}
+			char target[PATH_MAX];
+			ssize_t tl = readlink(hp, target, sizeof target - 1);
+			if (tl < 0) {
+				*err = errno;
+				return false;
+			}
+			target[tl] = '\0';
+			char next[PATH_MAX * 2];
+			if (target[0] == '/') {
+				snprintf(next, sizeof next, "%s%s", target, rest);
+				snprintf(done, sizeof done, "/");
+			} else {
+				snprintf(next, sizeof next, "%s%s", target, rest);
+			}
+			snprintf(todo, sizeof todo, "%s", next);
+			rest = todo;
+			continue;
+		}
+		if (!last && !S_ISDIR(st.st_mode)) {
+			*err = ENOTDIR;
+			return false;
+		}
+		snprintf(done, sizeof done, "%s", cand);
+	}
+	snprintf(out, outsz, "%.*s%s", (int)fs->root_len, fs->root, done);
+	return true;
+}
+
+static enum fs_kind kind_of(mode_t m)
+{
+	if (S_ISREG(m))
+		return FS_REGULAR;
+	if (S_ISDIR(m))
+		return FS_DIR;
+	if (S_ISFIFO(m))
+		return FS_FIFO;
+	if (S_ISCHR(m) || S_ISBLK(m))
+		return FS_DEVICE;
+	if (S_ISSOCK(m))
+		return FS_SOCKET;
+	return FS_OTHER;
+}
+
+void fs_stat(const struct fsview *fs, const char *path, struct fs_stat *out)
+{
+	memset(out, 0, sizeof *out);
+	char hp[PATH_MAX * 2];
+	int err = 0;
+	struct stat st;
+	if (!host_path(fs, path, true, hp, sizeof hp, &err)) {
+		out->kind = FS_MISSING;
+		out->err = err;
+		return;
+	}
+	if (stat(hp, &st) != 0) {
+		out->kind = FS_MISSING;
+		out->err = errno;
+		return;
+	}
+	out->kind = kind_of(st.st_mode);
+	out->dev = st.st_dev;
+	out->ino = st.st_ino;
+	out->size = (uint64_t)st.st_size;
+	out->mode = st.st_mode;
+	out->mtime = st.st_mtime;
+}
+
+bool fs_is_symlink(const struct fsview *fs, const char *path)
+{
+	char hp[PATH_MAX * 2];
+	int err;
+	struct stat st;
+	if (!host_path(fs, path, false, hp, sizeof hp, &err))
+		return false;
+	return lstat(hp, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+bool fs_readlink(const struct fsview *fs, const char *path, char *out, size_t outsz)
+{
+	char hp[PATH_MAX * 2];
+	int err;
+	if (!host_path(fs, path, false, hp, sizeof hp, &err) || outsz == 0)
+		return false;
+	ssize_t n = readlink(hp, out, outsz - 1);
+	if (n < 0)
+		return false;
+	out[n] = '\0';
+	return true;
+}
+
+bool fs_realpath(const struct fsview *fs, const char *path, char *out, size_t outsz, int *err)
+{
+	if (!fs->root) {
+		char buf[PATH_MAX];
+		if (!realpath(path, buf)) {
+			*err = errno;
+			return false;
+		}
+		snprintf(out, outsz, "%s", buf);
+		return true;
+	}
+	char hp[PATH_MAX * 2];
+	if (!host_path(fs, path, true, hp, sizeof hp, err))
+		return false;
+	struct stat st;
+	if (stat(hp, &st) != 0) {
+		*err = errno;
+		return false;
+	}
+	const char *logical = hp + fs->root_len;
+	snprintf(out, outsz, "%s", *logical ? logical : "/");
+	return true;
+}
+
+static int open_ro(const struct fsview *fs, const char *hp)
+{
+	int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+	if (fs->root)
+		flags |= O_NOFOLLOW;	/* links were resolved inside the root */
+	return open(hp, flags);
+}
+
+void fs_probe(const struct fsview *fs, const char *path, uint8_t *head, size_t headsz,
+	      struct fs_probe *out)
+{
+	memset(out, 0, sizeof *out);
+	char hp[PATH_MAX * 2];
+	int err = 0;
+	if (!host_path(fs, path, true, hp, sizeof hp, &err)) {
+		out->open_err = err;
+		out->kind = FS_MISSING;
+		return;
+	}
+	int fd = open_ro(fs, hp);
+	if (fd < 0) {
+		out->open_err = errno;
+		out->kind = FS_MISSING;
+		return;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		out->open_err = errno;
+		out->kind = FS_MISSING;
+		close(fd);
+		return;
+	}
+	out->kind = kind_of(st.st_mode);
+	out->dev = st.st_dev;
+	out->ino = st.st_ino;
+	out->size = (uint64_t)st.st_size;
+	if (out->kind == FS_DIR) {
+		out->read_err = EISDIR;
+	} else if (out->kind == FS_REGULAR && head && headsz) {
+		size_t got = 0;
+		while (got < headsz) {
+			ssize_t r = pread(fd, head + got, headsz - got, (off_t)got);
+			if (r < 0) {
+				out->read_err = errno;
+				break;
+			}
+			if (r == 0)
+				break;
+			got += (size_t)r;
+		}
+		out->head_len = got;
+	}
+	close(fd);
+}
+
+enum status fs_map(const struct fsview *fs, const char *path, struct mapped_file *mf,
+		   struct diag *d)
+{
+	memset(mf, 0, sizeof *mf);
+	char hp[PATH_MAX * 2];
+	int err = 0;
+	if (!host_path(fs, path, true, hp, sizeof hp, &err))
+		return diag_errno(d, path, err, "cannot open");
+	int fd = open_ro(fs, hp);
+	if (fd < 0)
+		return diag_errno(d, path, errno, "cannot open");
+	enum status st = ST_OK;
+	struct stat sb;
+	if (fstat(fd, &sb) != 0) {
+		st = diag_errno(d, path, errno, "cannot stat");
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		const char *what = S_ISDIR(sb.st_mode) ? "a directory"
+				   : S_ISFIFO(sb.st_mode) ? "a FIFO"
+				   : S_ISSOCK(sb.st_mode) ? "a socket" : "a device";
+		st = diag_set(d, ST_NOT_FILE, path, DIAG_NO_OFFSET, "not a regular file: %s", what);
+		goto out;
+	}
+	mf->dev = sb.st_dev;
+	mf->ino = sb.st_ino;
+	mf->mtime = sb.st_mtime;
+	if (sb.st_size == 0)
+		goto out;
+	if ((uint64_t)sb.st_size > SIZE_MAX) {
+		st = diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET, "file too large to map");
+		goto out;
+	}
+	void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED) {
+		st = diag_errno(d, path, errno, "cannot map");
+		goto out;
+	}
+	mf->data = p;
+	mf->len = (size_t)sb.st_size;
+out:
+	close(fd);
+	return st;
+}
+
+void fs_unmap(struct mapped_file *mf)
+{
+	if (mf->data && mf->len)
+		munmap((void *)mf->data, mf->len);
+	mf->data = NULL;
+	mf->len = 0;
+}
+
+enum status fs_read_small(const struct fsview *fs, const char *path, size_t max, char **out,
+			  size_t *len, struct diag *d)
+{
+	*out = NULL;
+	*len = 0;
+	char hp[PATH_MAX * 2];
+	int err = 0;
+	if (!host_path(fs, path, true, hp, sizeof hp, &err))
+		return diag_errno(d, path, err, "cannot open");
+	int fd = open_ro(fs, hp);
+	if (fd < 0)
+		return diag_errno(d, path, errno, "cannot open");
+	enum status st = ST_OK;
+	struct stat sb;
+	char *buf = NULL;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		st = diag_set(d, ST_NOT_FILE, path, DIAG_NO_OFFSET, "not a regular file");
+		goto out;
+	}
+	if ((uint64_t)sb.st_size > max) {
+		st = diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET,
+			      "file larger than %zu bytes", max);
+		goto out;
+	}
+	buf = malloc((size_t)sb.st_size + 1);
+	if (!buf) {
+		st = diag_errno(d, path, ENOMEM, "cannot read");
+		goto out;
+	}
+	size_t got = 0;
+	while (got < (size_t)sb.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
+		if (r < 0) {
+			st = diag_errno(d, path, errno, "cannot read");
+			goto out;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = '\0';
+	*out = buf;
+	*len = got;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return st;
+}
+
+bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *ctx)
+{
+	char hp[PATH_MAX * 2];
+	int err;
+	if (!host_path(fs, path, true, hp, sizeof hp, &err))
+		return false;
+	DIR *dir = opendir(hp);
+	if (!dir)
+		return false;
+	struct dirent *de;
+	while ((de = readdir(dir)) != NULL) {
+		if (str_eq(de->d_name, ".") || str_eq(de->d_name, ".."))
+			continue;
+		if (!fn(ctx, de->d_name, de->d_type == DT_DIR))
+			break;
+	}
+	closedir(dir);
+	return true;
+}

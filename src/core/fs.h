@@ -1,0 +1,103 @@
+/*
+ * fs.h: every file-system access abiscope makes, read-only, under a root.
+ *
+ * Paths handed to this module are logical: absolute paths as the inspected
+ * system sees them.  With no root (or "/") they are the host's paths.  With
+ * --root DIR they are resolved inside DIR: symbolic links are followed by
+ * this module, component by component, and absolute link targets are
+ * re-rooted, so nothing can escape DIR.  Relative paths are taken against
+ * the logical current directory (the process's, or "/" under a root).
+ *
+ * Nothing here writes, executes or loads: files are opened O_RDONLY with
+ * O_NONBLOCK (a FIFO never blocks us), only regular files are mapped, and
+ * mappings are PROT_READ.  A struct mapped_file owns its mapping until
+ * fs_unmap().
+ */
+#ifndef ABISCOPE_FS_H
+#define ABISCOPE_FS_H
+
+#include "core/diag.h"
+#include <sys/types.h>
+
+struct fsview {
+	const char *root;	/* NULL or "" for the host file system */
+	size_t root_len;
+	char cwd[4096];		/* logical current directory */
+};
+
+void fs_init(struct fsview *fs, const char *root);
+bool fs_is_rooted(const struct fsview *fs);
+
+enum fs_kind { FS_MISSING, FS_REGULAR, FS_DIR, FS_FIFO, FS_DEVICE, FS_SOCKET, FS_OTHER };
+
+struct fs_stat {
+	enum fs_kind kind;
+	int err;		/* errno when kind == FS_MISSING (ENOENT, ELOOP, ENOTDIR, EACCES...) */
+	uint64_t dev, ino;
+	uint64_t size;
+	uint32_t mode;
+	int64_t mtime;
+};
+
+/* stat() following links, inside the root. */
+void fs_stat(const struct fsview *fs, const char *path, struct fs_stat *st);
+/* lstat(): does not follow a final symlink; kind FS_OTHER for a link. */
+bool fs_is_symlink(const struct fsview *fs, const char *path);
+/* readlink() of a final component; false if not a link. */
+bool fs_readlink(const struct fsview *fs, const char *path, char *out, size_t outsz);
+
+/*
+ * The logical canonical path (all links resolved, no . or ..), like
+ * realpath(3) inside the root.  False with errno-like err on failure.
+ */
+bool fs_realpath(const struct fsview *fs, const char *path, char *out, size_t outsz, int *err);
+
+/*
+ * What the dynamic loader's open(O_RDONLY) + read(832 bytes) would see:
+ * err is the errno of the failed open (0 on success); for a directory the
+ * open succeeds and the read fails with EISDIR; head receives up to
+ * headsz bytes of a regular file.  FIFOs and devices are never read: kind
+ * tells the caller (the real loader would block on a FIFO).
+ */
+struct fs_probe {
+	int open_err;
+	int read_err;
+	enum fs_kind kind;
+	size_t head_len;
+	uint64_t dev, ino, size;
+};
+void fs_probe(const struct fsview *fs, const char *path, uint8_t *head, size_t headsz,
+	      struct fs_probe *out);
+
+struct mapped_file {
+	const uint8_t *data;
+	size_t len;
+	uint64_t dev, ino;
+	int64_t mtime;
+};
+
+/* Maps a regular file read-only.  Errors name the path. */
+enum status fs_map(const struct fsview *fs, const char *path, struct mapped_file *mf,
+		   struct diag *d);
+void fs_unmap(struct mapped_file *mf);
+
+/* Reads a whole small regular file (max bytes) into a malloc'd buffer. */
+enum status fs_read_small(const struct fsview *fs, const char *path, size_t max, char **out,
+			  size_t *len, struct diag *d);
+
+/* Directory listing: calls fn for each entry name other than . and .. */
+typedef bool (*fs_dir_fn)(void *ctx, const char *name, bool is_dir_hint);
+bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *ctx);
+
+/* Path helpers (pure string operations, no file-system access). */
+/* dirname of path into out ("." if no slash, "/" for the root). */
+void path_dirname(const char *path, char *out, size_t outsz);
+const char *path_basename(const char *path);
+/* a + "/" + b, collapsing a doubled slash. */
+void path_join(const char *a, const char *b, char *out, size_t outsz);
+/* Lexical normalisation: removes ., empty components and resolves .. */
+void path_normalize(const char *path, char *out, size_t outsz);
+/* Absolute logical path: path itself if absolute, else cwd + path. */
+void fs_absolute(const struct fsview *fs, const char *path, char *out, size_t outsz);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * hashmap.h: open-addressing maps whose storage lives in an arena.
+ *
+ * strmap maps NUL-terminated strings to pointers.  Keys are not copied:
+ * the caller keeps them alive as long as the map (they usually point
+ * into an arena or into a file mapping that outlives the scan).
+ * idmap maps a pair of 64-bit numbers (device and inode) to a pointer:
+ * it is how each file is parsed once per scan however it was reached.
+ *
+ * Both grow by doubling at 50% load; old tables are abandoned in the
+ * arena.  Lookups never allocate.
+ */
+#ifndef ABISCOPE_HASHMAP_H
+#define ABISCOPE_HASHMAP_H
+
+#include "core/arena.h"
+
+struct strmap_slot {
+	const char *key;
+	uint32_t hash;
+	void *value;
+};
+
+struct strmap {
+	struct strmap_slot *slot;
+	size_t n, cap;	/* cap is a power of two or 0 */
+};
+
+uint32_t hash_str(const char *s);
+uint32_t hash_bytes(const void *p, size_t n);
+
+void *strmap_get(const struct strmap *m, const char *key);
+/* Inserts or replaces. */
+void strmap_put(struct arena *a, struct strmap *m, const char *key, void *value);
+/* Iteration: returns the next occupied slot index >= *pos, or false. */
+bool strmap_next(const struct strmap *m, size_t *pos, const char **key, void **value);
+
+struct idmap_slot {
+	uint64_t a, b;
+	void *value;	/* NULL marks an empty slot */
+};
+
+struct idmap {
+	struct idmap_slot *slot;
+	size_t n, cap;
+};
+
+void *idmap_get(const struct idmap *m, uint64_t a, uint64_t b);
+/* value must not be NULL. */
+void idmap_put(struct arena *ar, struct idmap *m, uint64_t a, uint64_t b, void *value);
+
+#endif

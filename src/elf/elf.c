@@ -1,0 +1,882 @@
+#include "elf/elf.h"
+
+/* Dynamic tags (gABI and GNU extensions). */
+enum {
+	DT_NULL = 0, DT_NEEDED = 1, DT_PLTRELSZ = 2, DT_HASH = 4, DT_STRTAB = 5,
+	DT_SYMTAB = 6, DT_RELA = 7, DT_RELASZ = 8, DT_RELAENT = 9, DT_STRSZ = 10,
+	DT_SYMENT = 11, DT_SONAME = 14, DT_RPATH = 15, DT_SYMBOLIC = 16, DT_REL = 17,
+	DT_RELSZ = 18, DT_RELENT = 19, DT_PLTREL = 20, DT_TEXTREL = 22, DT_JMPREL = 23,
+	DT_BIND_NOW = 24, DT_RUNPATH = 29, DT_FLAGS = 30, DT_RELRSZ = 35, DT_RELR = 36,
+	DT_GNU_HASH = 0x6ffffef5, DT_VERSYM = 0x6ffffff0, DT_RELACOUNT = 0x6ffffff9,
+	DT_RELCOUNT = 0x6ffffffa, DT_FLAGS_1 = 0x6ffffffb, DT_VERDEF = 0x6ffffffc,
+	DT_VERDEFNUM = 0x6ffffffd, DT_VERNEED = 0x6ffffffe, DT_VERNEEDNUM = 0x6fffffff,
+	DT_AUXILIARY = 0x7ffffffd, DT_FILTER = 0x7fffffff,
+};
+
+/* Limits on input-driven counts: far above anything real, far below harm. */
+#define MAX_DYN_ENTRIES (1u << 20)
+#define MAX_VERSIONS 65535u
+#define MAX_SECTIONS (1u << 22)
+
+static void note_problem(struct elf_file *ef, uint64_t off, const char *msg)
+{
+	if (!ef->problem) {
+		ef->problem = msg;
+		ef->problem_offset = off;
+	}
+}
+
+bool elf_has_magic(const uint8_t *head, size_t len)
+{
+	return len >= 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
+}
+
+const char *elf_class_name(bool is64)
+{
+	return is64 ? "ELFCLASS64" : "ELFCLASS32";
+}
+
+const char *elf_machine_name(uint16_t m)
+{
+	switch (m) {
+	case EM_386_: return "i386";
+	case EM_ARM_: return "arm";
+	case EM_X86_64_: return "x86-64";
+	case EM_PPC_: return "ppc";
+	case EM_PPC64_: return "ppc64";
+	case EM_S390_: return "s390";
+	case EM_AARCH64_: return "aarch64";
+	case EM_CUDA_: return "cuda";
+	case EM_RISCV_: return "riscv";
+	case 2: return "sparc";
+	case 8: return "mips";
+	case 43: return "sparcv9";
+	case 258: return "loongarch";
+	}
+	return "unknown";
+}
+
+/* ---- headers ---- */
+
+static bool read_header(struct elf_file *ef, uint64_t *phoff, uint64_t *shoff, uint16_t *phnum,
+			uint16_t *shnum, uint16_t *shstrndx, struct diag *d)
+{
+	const struct bytes *b = &ef->raw;
+	uint8_t cls, data;
+	if (!elf_has_magic(b->data, b->len)) {
+		diag_set(d, ST_MALFORMED, ef->path, 0, "not an ELF file (bad magic)");
+		return false;
+	}
+	if (b->len < 52 || !bytes_u8(b, 4, &cls) || !bytes_u8(b, 5, &data)) {
+		diag_set(d, ST_MALFORMED, ef->path, 0, "ELF header truncated");
+		return false;
+	}
+	if (cls != ELF_CLASS32 && cls != ELF_CLASS64) {
+		diag_set(d, ST_MALFORMED, ef->path, 4, "invalid ELF class %u", cls);
+		return false;
+	}
+	if (data != ELF_DATA_LSB && data != ELF_DATA_MSB) {
+		diag_set(d, ST_MALFORMED, ef->path, 5, "invalid ELF data encoding %u", data);
+		return false;
+	}
+	ef->is64 = cls == ELF_CLASS64;
+	ef->big_endian = data == ELF_DATA_MSB;
+	ef->raw.big_endian = ef->big_endian;
+	if (ef->is64 && b->len < 64) {
+		diag_set(d, ST_MALFORMED, ef->path, 0, "ELF header truncated");
+		return false;
+	}
+	bytes_u8(b, 6, &ef->ident_version);
+	bytes_u8(b, 7, &ef->osabi);
+	bytes_u8(b, 8, &ef->abiversion);
+	bytes_u16(b, 16, &ef->type);
+	bytes_u16(b, 18, &ef->machine);
+	bytes_u32(b, 20, &ef->version);
+	if (ef->is64) {
+		bytes_u64(b, 32, phoff);
+		bytes_u64(b, 40, shoff);
+		bytes_u32(b, 48, &ef->flags);
+		bytes_u16(b, 54, &ef->phentsize);
+		bytes_u16(b, 56, phnum);
+		bytes_u16(b, 58, &ef->shentsize);
+		bytes_u16(b, 60, shnum);
+		bytes_u16(b, 62, shstrndx);
+	} else {
+		uint32_t v;
+		bytes_u32(b, 28, &v);
+		*phoff = v;
+		bytes_u32(b, 32, &v);
+		*shoff = v;
+		bytes_u32(b, 36, &ef->flags);
+		bytes_u16(b, 42, &ef->phentsize);
+		bytes_u16(b, 44, phnum);
+		bytes_u16(b, 46, &ef->shentsize);
+		bytes_u16(b, 48, shnum);
+		bytes_u16(b, 50, shstrndx);
+	}
+	return true;
+}
+
+static bool read_section_header(const struct elf_file *ef, uint64_t off, struct elf_section *s,
+				uint32_t *name_off)
+{
+	const struct bytes *b = &ef->raw;
+	if (ef->is64) {
+		return bytes_u32(b, off, name_off) && bytes_u32(b, off + 4, &s->type) &&
+		       bytes_u64(b, off + 8, &s->flags) && bytes_u64(b, off + 16, &s->addr) &&
+		       bytes_u64(b, off + 24, &s->offset) && bytes_u64(b, off + 32, &s->size) &&
+		       bytes_u32(b, off + 40, &s->link) && bytes_u32(b, off + 44, &s->info) &&
+		       bytes_u64(b, off + 56, &s->entsize);
+	}
+	uint32_t f, ad, of, sz, es;
+	if (!(bytes_u32(b, off, name_off) && bytes_u32(b, off + 4, &s->type) &&
+	      bytes_u32(b, off + 8, &f) && bytes_u32(b, off + 12, &ad) &&
+	      bytes_u32(b, off + 16, &of) && bytes_u32(b, off + 20, &sz) &&
+	      bytes_u32(b, off + 24, &s->link) && bytes_u32(b, off + 28, &s->info) &&
+	      bytes_u32(b, off + 36, &es)))
+		return false;
+	s->flags = f;
+	s->addr = ad;
+	s->offset = of;
+	s->size = sz;
+	s->entsize = es;
+	return true;
+}
+
+static void read_sections(struct arena *a, struct elf_file *ef, uint64_t shoff, uint32_t shnum,
+			  uint32_t shstrndx)
+{
+	uint32_t want = ef->is64 ? 64 : 40;
+	if (shoff == 0)
+		return;
+	if (ef->shentsize != want) {
+		note_problem(ef, shoff, "section header entry size is wrong");
+		return;
+	}
+	uint32_t *name_off = NULL;
+	if (shnum == 0 || shnum > MAX_SECTIONS || !bytes_has(&ef->raw, shoff, (uint64_t)shnum * want)) {
+		if (shnum)
+			note_problem(ef, shoff, "section header table outside the file");
+		return;
+	}
+	ef->sec = arena_calloc(a, shnum, sizeof *ef->sec);
+	name_off = arena_calloc(a, shnum, sizeof *name_off);
+	ef->nsec = shnum;
+	for (uint32_t i = 0; i < shnum; i++) {
+		if (!read_section_header(ef, shoff + (uint64_t)i * want, &ef->sec[i], &name_off[i])) {
+			ef->nsec = i;
+			break;
+		}
+		ef->sec[i].name = "";
+	}
+	if (shstrndx >= ef->nsec)
+		return;
+	struct bytes strtab;
+	const struct elf_section *ss = &ef->sec[shstrndx];
+	if (ss->type == SHT_NOBITS_ || !bytes_sub(&ef->raw, ss->offset, ss->size, &strtab)) {
+		note_problem(ef, shoff, "section name table outside the file");
+		return;
+	}
+	for (size_t i = 0; i < ef->nsec; i++) {
+		const char *n;
+		if (bytes_cstr(&strtab, name_off[i], &n, NULL))
+			ef->sec[i].name = n;
+	}
+}
+
+static void read_segments(struct arena *a, struct elf_file *ef, uint64_t phoff, uint32_t phnum)
+{
+	uint32_t want = ef->is64 ? 56 : 32;
+	if (phnum == 0)
+		return;
+	if (ef->phentsize != want) {
+		note_problem(ef, phoff, "program header entry size is wrong");
+		return;
+	}
+	if (!bytes_has(&ef->raw, phoff, (uint64_t)phnum * want)) {
+		note_problem(ef, phoff, "program header table outside the file");
+		return;
+	}
+	ef->seg = arena_calloc(a, phnum, sizeof *ef->seg);
+	ef->nseg = phnum;
+	const struct bytes *b = &ef->raw;
+	for (uint32_t i = 0; i < phnum; i++) {
+		uint64_t o = phoff + (uint64_t)i * want;
+		struct elf_segment *s = &ef->seg[i];
+		if (ef->is64) {
+			bytes_u32(b, o, &s->type);
+			bytes_u32(b, o + 4, &s->flags);
+			bytes_u64(b, o + 8, &s->offset);
+			bytes_u64(b, o + 16, &s->vaddr);
+			bytes_u64(b, o + 32, &s->filesz);
+			bytes_u64(b, o + 40, &s->memsz);
+			bytes_u64(b, o + 48, &s->align);
+		} else {
+			uint32_t v[8];
+			for (int k = 0; k < 8; k++)
+				bytes_u32(b, o + 4u * (uint32_t)k, &v[k]);
+			s->type = v[0];
+			s->offset = v[1];
+			s->vaddr = v[2];
+			s->filesz = v[4];
+			s->memsz = v[5];
+			s->flags = v[6];
+			s->align = v[7];
+		}
+	}
+}
+
+bool elf_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t *off)
+{
+	bool any_load = false;
+	for (size_t i = 0; i < ef->nseg; i++) {
+		const struct elf_segment *s = &ef->seg[i];
+		if (s->type != PT_LOAD_)
+			continue;
+		any_load = true;
+		if (vaddr >= s->vaddr && vaddr - s->vaddr <= s->filesz &&
+		    size <= s->filesz - (vaddr - s->vaddr)) {
+			*off = s->offset + (vaddr - s->vaddr);
+			return bytes_has(&ef->raw, *off, size);
+		}
+	}
+	if (any_load)
+		return false;
+	/* No program headers: fall back to allocated sections. */
+	for (size_t i = 0; i < ef->nsec; i++) {
+		const struct elf_section *s = &ef->sec[i];
+		if (s->type == SHT_NOBITS_ || !(s->flags & 2 /* SHF_ALLOC */))
+			continue;
+		if (vaddr >= s->addr && vaddr - s->addr <= s->size &&
+		    size <= s->size - (vaddr - s->addr)) {
+			*off = s->offset + (vaddr - s->addr);
+			return bytes_has(&ef->raw, *off, size);
+		}
+	}
+	return false;
+}
+
+/* A window at a virtual address, clipped to what the PT_LOAD holds. */
+static bool window_at_vaddr(const struct elf_file *ef, uint64_t vaddr, uint64_t size,
+			    struct bytes *out)
+{
+	uint64_t off;
+	if (!elf_vaddr_to_offset(ef, vaddr, size, &off))
+		return false;
+	return bytes_sub(&ef->raw, off, size, out);
+}
+
+/* ---- dynamic section ---- */
+
+struct dyn_raw {
+	uint64_t strtab, strsz, symtab, syment, hash, gnu_hash, versym;
+	uint64_t verdef, verdefnum, verneed, verneednum;
+	uint64_t rel, relsz, relent, rela, relasz, relaent, jmprel, pltrelsz, pltrel;
+	uint64_t relcount, relacount, relr;
+	bool has_strtab, has_symtab, has_hash, has_gnu_hash, has_versym, has_verdef, has_verneed;
+	bool has_rel, has_rela, has_jmprel, has_pltrel, has_soname, has_rpath, has_runpath;
+	uint64_t soname, rpath, runpath;
+	uint64_t *needed, *filter, *aux;
+	size_t nneeded, nfilter, naux;
+};
+
+static bool find_dynamic(const struct elf_file *ef, struct bytes *dyn)
+{
+	for (size_t i = 0; i < ef->nseg; i++) {
+		const struct elf_segment *s = &ef->seg[i];
+		if (s->type == PT_DYNAMIC_) {
+			if (bytes_sub(&ef->raw, s->offset, s->filesz, dyn))
+				return true;
+			/* Truncated file: take what is there. */
+			if (s->offset < ef->raw.len)
+				return bytes_sub(&ef->raw, s->offset, ef->raw.len - s->offset, dyn);
+			return false;
+		}
+	}
+	for (size_t i = 0; i < ef->nsec; i++) {
+		const struct elf_section *s = &ef->sec[i];
+		if (s->type == SHT_DYNAMIC_ && bytes_sub(&ef->raw, s->offset, s->size, dyn))
+			return true;
+	}
+	return false;
+}
+
+static void push_u64(struct arena *a, uint64_t **arr, size_t *n, uint64_t v)
+{
+	/* Capacity is 4, 8, 16...: grow when n reaches one of those. */
+	if (*n == 0 || (*n >= 4 && (*n & (*n - 1)) == 0)) {
+		size_t cap = *n ? *n * 2 : 4;
+		*arr = arena_grow(a, *arr, *n, cap, sizeof **arr);
+	}
+	(*arr)[(*n)++] = v;
+}
+
+static void read_dynamic_entries(struct arena *a, struct elf_file *ef, struct bytes dyn,
+				 struct dyn_raw *r)
+{
+	uint64_t entsz = ef->is64 ? 16 : 8;
+	uint64_t n = dyn.len / entsz;
+	if (n > MAX_DYN_ENTRIES)
+		n = MAX_DYN_ENTRIES;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t tag, val;
+		bytes_word(&dyn, i * entsz, ef->is64, &tag);
+		bytes_word(&dyn, i * entsz + entsz / 2, ef->is64, &val);
+		if (!ef->is64)
+			tag = (uint64_t)(int64_t)(int32_t)tag;
+		if (tag == DT_NULL)
+			break;
+		/* As in glibc's get-dynamic-info, a repeated tag: the last wins. */
+		switch (tag) {
+		case DT_NEEDED: push_u64(a, &r->needed, &r->nneeded, val); break;
+		case DT_FILTER: push_u64(a, &r->filter, &r->nfilter, val); break;
+		case DT_AUXILIARY: push_u64(a, &r->aux, &r->naux, val); break;
+		case DT_STRTAB: r->strtab = val; r->has_strtab = true; break;
+		case DT_STRSZ: r->strsz = val; break;
+		case DT_SYMTAB: r->symtab = val; r->has_symtab = true; break;
+		case DT_SYMENT: r->syment = val; break;
+		case DT_HASH: r->hash = val; r->has_hash = true; break;
+		case DT_GNU_HASH: r->gnu_hash = val; r->has_gnu_hash = true; break;
+		case DT_VERSYM: r->versym = val; r->has_versym = true; break;
+		case DT_VERDEF: r->verdef = val; r->has_verdef = true; break;
+		case DT_VERDEFNUM: r->verdefnum = val; break;
+		case DT_VERNEED: r->verneed = val; r->has_verneed = true; break;
+		case DT_VERNEEDNUM: r->verneednum = val; break;
+		case DT_SONAME: r->soname = val; r->has_soname = true; break;
+		case DT_RPATH: r->rpath = val; r->has_rpath = true; break;
+		case DT_RUNPATH: r->runpath = val; r->has_runpath = true; break;
+		case DT_FLAGS: ef->dt_flags = val; break;
+		case DT_FLAGS_1: ef->dt_flags_1 = val; break;
+		case DT_BIND_NOW: ef->dt_bind_now = true; break;
+		case DT_TEXTREL: ef->dt_textrel = true; break;
+		case DT_SYMBOLIC: ef->dt_symbolic = true; break;
+		case DT_REL: r->rel = val; r->has_rel = true; break;
+		case DT_RELSZ: r->relsz = val; break;
+		case DT_RELENT: r->relent = val; break;
+		case DT_RELA: r->rela = val; r->has_rela = true; break;
+		case DT_RELASZ: r->relasz = val; break;
+		case DT_RELAENT: r->relaent = val; break;
+		case DT_JMPREL: r->jmprel = val; r->has_jmprel = true; break;
+		case DT_PLTRELSZ: r->pltrelsz = val; break;
+		case DT_PLTREL: r->pltrel = val; r->has_pltrel = true; break;
+		case DT_RELCOUNT: r->relcount = val; break;
+		case DT_RELACOUNT: r->relacount = val; break;
+		case DT_RELR: r->relr = val; break;
+		default: break;
+		}
+	}
+}
+
+static const char *dynstr_at(struct elf_file *ef, uint64_t off)
+{
+	const char *s;
+	if (bytes_cstr(&ef->dynstr, off, &s, NULL))
+		return s;
+	note_problem(ef, off, "dynamic string outside the string table");
+	return NULL;
+}
+
+static const char **strings_from(struct arena *a, struct elf_file *ef, const uint64_t *offs,
+				 size_t n, size_t *nout)
+{
+	const char **out = arena_calloc(a, n ? n : 1, sizeof *out);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = dynstr_at(ef, offs[i]);
+		if (s)
+			out[k++] = s;
+	}
+	*nout = k;
+	return out;
+}
+
+/* ---- versions ---- */
+
+static void read_verdef(struct arena *a, struct elf_file *ef, const struct dyn_raw *r)
+{
+	uint64_t off;
+	if (!r->has_verdef || !elf_vaddr_to_offset(ef, r->verdef, 20, &off)) {
+		if (r->has_verdef)
+			note_problem(ef, r->verdef, "version definitions outside the file");
+		return;
+	}
+	size_t cap = r->verdefnum && r->verdefnum < MAX_VERSIONS ? r->verdefnum : 16;
+	ef->verdef = arena_calloc(a, cap, sizeof *ef->verdef);
+	const struct bytes *b = &ef->raw;
+	for (size_t i = 0; i < MAX_VERSIONS; i++) {
+		uint16_t ver, flags, ndx, cnt;
+		uint32_t hash, aux, next;
+		if (!(bytes_u16(b, off, &ver) && bytes_u16(b, off + 2, &flags) &&
+		      bytes_u16(b, off + 4, &ndx) && bytes_u16(b, off + 6, &cnt) &&
+		      bytes_u32(b, off + 8, &hash) && bytes_u32(b, off + 12, &aux) &&
+		      bytes_u32(b, off + 16, &next))) {
+			note_problem(ef, off, "version definition truncated");
+			break;
+		}
+		uint32_t name_off;
+		const char *name = NULL;
+		if (cnt > 0 && bytes_u32(b, off + aux, &name_off))
+			name = dynstr_at(ef, name_off);
+		if (ef->nverdef == cap) {
+			ef->verdef = arena_grow(a, ef->verdef, cap, cap * 2, sizeof *ef->verdef);
+			cap *= 2;
+		}
+		struct elf_verdef *v = &ef->verdef[ef->nverdef++];
+		v->ndx = ndx & 0x7fff;
+		v->flags = flags;
+		v->hash = hash;
+		v->name = name ? name : "";
+		if (v->ndx > ef->version_index_max)
+			ef->version_index_max = v->ndx;
+		if (next == 0)
+			break;
+		off += next;
+	}
+}
+
+static void read_verneed(struct arena *a, struct elf_file *ef, const struct dyn_raw *r)
+{
+	uint64_t off;
+	if (!r->has_verneed || !elf_vaddr_to_offset(ef, r->verneed, 16, &off)) {
+		if (r->has_verneed)
+			note_problem(ef, r->verneed, "version requirements outside the file");
+		return;
+	}
+	size_t cap = r->verneednum && r->verneednum < MAX_VERSIONS ? r->verneednum : 8;
+	ef->verneed = arena_calloc(a, cap, sizeof *ef->verneed);
+	const struct bytes *b = &ef->raw;
+	size_t budget = MAX_VERSIONS;	/* bounds the total across all entries */
+	for (size_t i = 0; i < MAX_VERSIONS && budget; i++) {
+		uint16_t ver, cnt;
+		uint32_t file, aux, next;
+		if (!(bytes_u16(b, off, &ver) && bytes_u16(b, off + 2, &cnt) &&
+		      bytes_u32(b, off + 4, &file) && bytes_u32(b, off + 8, &aux) &&
+		      bytes_u32(b, off + 12, &next))) {
+			note_problem(ef, off, "version requirement truncated");
+			break;
+		}
+		if (ef->nverneed == cap) {
+			ef->verneed = arena_grow(a, ef->verneed, cap, cap * 2, sizeof *ef->verneed);
+			cap *= 2;
+		}
+		struct elf_verneed *vn = &ef->verneed[ef->nverneed++];
+		const char *fname = dynstr_at(ef, file);
+		vn->file = fname ? fname : "";
+		size_t acap = cnt ? cnt : 1;
+		if (acap > budget)
+			acap = budget;
+		vn->aux = arena_calloc(a, acap, sizeof *vn->aux);
+		uint64_t aoff = off + aux;
+		for (size_t k = 0; k < acap; k++) {
+			uint32_t hash, name, anext;
+			uint16_t flags, other;
+			if (!(bytes_u32(b, aoff, &hash) && bytes_u16(b, aoff + 4, &flags) &&
+			      bytes_u16(b, aoff + 6, &other) && bytes_u32(b, aoff + 8, &name) &&
+			      bytes_u32(b, aoff + 12, &anext))) {
+				note_problem(ef, aoff, "version requirement entry truncated");
+				break;
+			}
+			const char *nm = dynstr_at(ef, name);
+			struct elf_vernaux *x = &vn->aux[vn->naux++];
+			x->hash = hash;
+			x->flags = flags;
+			x->other = other;
+			x->name = nm ? nm : "";
+			if ((other & 0x7fff) > ef->version_index_max)
+				ef->version_index_max = other & 0x7fff;
+			budget--;
+			if (anext == 0)
+				break;
+			aoff += anext;
+		}
+		if (next == 0)
+			break;
+		off += next;
+	}
+}
+
+const struct elf_verdef *elf_verdef_by_index(const struct elf_file *ef, uint16_t ndx)
+{
+	ndx &= 0x7fff;
+	for (size_t i = 0; i < ef->nverdef; i++)
+		if (ef->verdef[i].ndx == ndx)
+			return &ef->verdef[i];
+	return NULL;
+}
+
+const struct elf_vernaux *elf_vernaux_by_index(const struct elf_file *ef, uint16_t ndx,
+					       const char **file)
+{
+	ndx &= 0x7fff;
+	for (size_t i = 0; i < ef->nverneed; i++)
+		for (size_t k = 0; k < ef->verneed[i].naux; k++)
+			if ((ef->verneed[i].aux[k].other & 0x7fff) == ndx) {
+				if (file)
+					*file = ef->verneed[i].file;
+				return &ef->verneed[i].aux[k];
+			}
+	return NULL;
+}
+
+size_t elf_version_slots(struct arena *a, const struct elf_file *ef, struct elf_vslot **out)
+{
+	*out = NULL;
+	uint32_t high = ef->version_index_max;
+	if (high == 0 || ef->versym.len == 0)
+		return 0;
+	struct elf_vslot *v = arena_calloc(a, (size_t)high + 1, sizeof *v);
+	for (size_t i = 0; i < ef->nverneed; i++)
+		for (size_t k = 0; k < ef->verneed[i].naux; k++) {
+			const struct elf_vernaux *x = &ef->verneed[i].aux[k];
+			uint16_t ndx = x->other & 0x7fff;
+			if (ndx > high)
+				continue;
+			v[ndx].hash = x->hash;
+			v[ndx].name = x->name;
+			v[ndx].file = ef->verneed[i].file;
+			v[ndx].hidden = (x->other & 0x8000) != 0;
+		}
+	for (size_t i = 0; i < ef->nverdef; i++) {
+		const struct elf_verdef *d = &ef->verdef[i];
+		if (d->flags & VER_FLG_BASE_)
+			continue;	/* the base version is not a matchable version */
+		v[d->ndx].hash = d->hash;
+		v[d->ndx].name = d->name;
+		v[d->ndx].file = NULL;
+		v[d->ndx].hidden = false;
+	}
+	*out = v;
+	return (size_t)high + 1;
+}
+
+/* ---- hash tables and symbol count ---- */
+
+uint32_t elf_gnu_hash(const char *name)
+{
+	uint32_t h = 5381;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = h * 33 + *p;
+	return h;
+}
+
+uint32_t elf_sysv_hash(const char *name)
+{
+	uint32_t h = 0, g;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		h = (h << 4) + *p;
+		g = h & 0xf0000000u;
+		if (g)
+			h ^= g >> 24;
+		h &= ~g;
+	}
+	return h;
+}
+
+static void read_gnu_hash(struct elf_file *ef, const struct dyn_raw *r)
+{
+	uint64_t off;
+	if (!r->has_gnu_hash)
+		return;
+	if (!elf_vaddr_to_offset(ef, r->gnu_hash, 16, &off)) {
+		note_problem(ef, r->gnu_hash, "GNU hash table outside the file");
+		return;
+	}
+	const struct bytes *b = &ef->raw;
+	uint32_t nb, so, bs, sh;
+	bytes_u32(b, off, &nb);
+	bytes_u32(b, off + 4, &so);
+	bytes_u32(b, off + 8, &bs);
+	bytes_u32(b, off + 12, &sh);
+	uint64_t wsz = ef->is64 ? 8 : 4;
+	uint64_t bloom_off = off + 16;
+	uint64_t buckets_off = bloom_off + (uint64_t)bs * wsz;
+	uint64_t chain_off = buckets_off + (uint64_t)nb * 4;
+	if (nb == 0 || bs == 0 || (bs & (bs - 1)) != 0 ||
+	    !bytes_sub(b, bloom_off, (uint64_t)bs * wsz, &ef->gnu_bloom) ||
+	    !bytes_sub(b, buckets_off, (uint64_t)nb * 4, &ef->gnu_buckets) ||
+	    chain_off > b->len) {
+		note_problem(ef, off, "GNU hash table malformed");
+		return;
+	}
+	bytes_sub(b, chain_off, b->len - chain_off, &ef->gnu_chain);
+	ef->gnu_nbuckets = nb;
+	ef->gnu_symoffset = so;
+	ef->gnu_bloom_size = bs;
+	ef->gnu_bloom_shift = sh;
+	ef->has_gnu_hash = true;
+}
+
+static void read_sysv_hash(struct elf_file *ef, const struct dyn_raw *r)
+{
+	uint64_t off;
+	if (!r->has_hash)
+		return;
+	/* s390x and alpha use 64-bit hash entries; everyone else 32-bit. */
+	uint64_t es = (ef->is64 && ef->machine == EM_S390_) ? 8 : 4;
+	if (!elf_vaddr_to_offset(ef, r->hash, 2 * es, &off)) {
+		note_problem(ef, r->hash, "SysV hash table outside the file");
+		return;
+	}
+	uint64_t nb, nc;
+	if (es == 8) {
+		bytes_u64(&ef->raw, off, &nb);
+		bytes_u64(&ef->raw, off + 8, &nc);
+	} else {
+		uint32_t a, c;
+		bytes_u32(&ef->raw, off, &a);
+		bytes_u32(&ef->raw, off + 4, &c);
+		nb = a;
+		nc = c;
+	}
+	if (es == 8 || nb == 0 || nb > UINT32_MAX || nc > UINT32_MAX ||
+	    !bytes_sub(&ef->raw, off + 2 * es, nb * es, &ef->sysv_bucket) ||
+	    !bytes_sub(&ef->raw, off + 2 * es + nb * es, nc * es, &ef->sysv_chain)) {
+		if (es != 8)
+			note_problem(ef, off, "SysV hash table malformed");
+		return;
+	}
+	ef->sysv_nbucket = (uint32_t)nb;
+	ef->sysv_nchain = (uint32_t)nc;
+	ef->has_sysv_hash = true;
+}
+
+static uint32_t count_from_gnu_hash(const struct elf_file *ef)
+{
+	uint32_t maxidx = 0;
+	for (uint32_t i = 0; i < ef->gnu_nbuckets; i++) {
+		uint32_t v;
+		bytes_u32(&ef->gnu_buckets, (uint64_t)i * 4, &v);
+		if (v > maxidx)
+			maxidx = v;
+	}
+	if (maxidx < ef->gnu_symoffset)
+		return ef->gnu_symoffset;
+	for (uint64_t k = maxidx - ef->gnu_symoffset;; k++) {
+		uint32_t h;
+		if (!bytes_u32(&ef->gnu_chain, k * 4, &h))
+			return (uint32_t)MIN(k + ef->gnu_symoffset, UINT32_MAX);
+		if (h & 1)
+			return (uint32_t)(k + ef->gnu_symoffset + 1);
+	}
+}
+
+static void read_symbols(struct elf_file *ef, const struct dyn_raw *r)
+{
+	ef->syment = ef->is64 ? 24 : 16;
+	if (!r->has_symtab)
+		return;
+	uint64_t off;
+	if (!elf_vaddr_to_offset(ef, r->symtab, ef->syment, &off)) {
+		note_problem(ef, r->symtab, "dynamic symbol table outside the file");
+		return;
+	}
+	uint64_t count = 0;
+	/* The count: the section header when it agrees, else the hash tables. */
+	for (size_t i = 0; i < ef->nsec; i++)
+		if (ef->sec[i].type == SHT_DYNSYM_ && ef->sec[i].addr == r->symtab &&
+		    ef->sec[i].entsize == ef->syment)
+			count = ef->sec[i].size / ef->syment;
+	if (!count && ef->has_sysv_hash)
+		count = ef->sysv_nchain;
+	if (!count && ef->has_gnu_hash)
+		count = count_from_gnu_hash(ef);
+	if (!count && r->has_strtab && r->strtab > r->symtab)
+		count = (r->strtab - r->symtab) / ef->syment;
+	uint64_t avail = (ef->raw.len - off) / ef->syment;
+	if (count > avail) {
+		note_problem(ef, off, "dynamic symbol table truncated");
+		count = avail;
+	}
+	if (count > UINT32_MAX)
+		count = UINT32_MAX;
+	ef->nsyms = (uint32_t)count;
+	bytes_sub(&ef->raw, off, count * ef->syment, &ef->dynsym);
+	if (r->has_versym) {
+		if (!window_at_vaddr(ef, r->versym, count * 2, &ef->versym)) {
+			note_problem(ef, r->versym, "symbol version table outside the file");
+			ef->versym.len = 0;
+		}
+	}
+}
+
+bool elf_sym(const struct elf_file *ef, uint32_t idx, struct elf_sym *out)
+{
+	if (idx >= ef->nsyms)
+		return false;
+	const struct bytes *b = &ef->dynsym;
+	uint64_t o = (uint64_t)idx * ef->syment;
+	uint32_t name;
+	uint8_t info, other;
+	if (ef->is64) {
+		if (!(bytes_u32(b, o, &name) && bytes_u8(b, o + 4, &info) &&
+		      bytes_u8(b, o + 5, &other) && bytes_u16(b, o + 6, &out->shndx) &&
+		      bytes_u64(b, o + 8, &out->value) && bytes_u64(b, o + 16, &out->size)))
+			return false;
+	} else {
+		uint32_t v, s;
+		if (!(bytes_u32(b, o, &name) && bytes_u32(b, o + 4, &v) &&
+		      bytes_u32(b, o + 8, &s) && bytes_u8(b, o + 12, &info) &&
+		      bytes_u8(b, o + 13, &other) && bytes_u16(b, o + 14, &out->shndx)))
+			return false;
+		out->value = v;
+		out->size = s;
+	}
+	out->bind = info >> 4;
+	out->type = info & 0xf;
+	out->visibility = other & 3;
+	if (!bytes_cstr(&ef->dynstr, name, &out->name, NULL))
+		out->name = "";
+	out->versym = 0;
+	if (ef->versym.len)
+		bytes_u16(&ef->versym, (uint64_t)idx * 2, &out->versym);
+	return true;
+}
+
+const char *elf_sym_name(const struct elf_file *ef, uint32_t idx)
+{
+	uint32_t name;
+	const char *s;
+	if (idx >= ef->nsyms || !bytes_u32(&ef->dynsym, (uint64_t)idx * ef->syment, &name) ||
+	    !bytes_cstr(&ef->dynstr, name, &s, NULL))
+		return "";
+	return s;
+}
+
+/* ---- relocations ---- */
+
+static void read_reltab(struct elf_file *ef, uint64_t vaddr, uint64_t size, bool rela,
+			struct elf_reltab *t)
+{
+	uint64_t ent = rela ? (ef->is64 ? 24 : 12) : (ef->is64 ? 16 : 8);
+	t->rela = rela;
+	t->vaddr = vaddr;
+	if (vaddr == 0 || size == 0)
+		return;
+	uint64_t off;
+	if (!elf_vaddr_to_offset(ef, vaddr, size, &off) || !bytes_sub(&ef->raw, off, size, &t->data)) {
+		note_problem(ef, vaddr, "relocation table outside the file");
+		t->data.len = 0;
+		return;
+	}
+	t->count = size / ent;
+}
+
+static void read_relocations(struct elf_file *ef, const struct dyn_raw *r)
+{
+	if (r->has_rel)
+		read_reltab(ef, r->rel, r->relsz, false, &ef->rel);
+	if (r->has_rela)
+		read_reltab(ef, r->rela, r->relasz, true, &ef->rela);
+	if (r->has_jmprel && r->has_pltrel) {
+		ef->jmprel_is_rela = r->pltrel == DT_RELA;
+		read_reltab(ef, r->jmprel, r->pltrelsz, ef->jmprel_is_rela, &ef->jmprel);
+	}
+	ef->relcount = r->relcount;
+	ef->relacount = r->relacount;
+	ef->has_relr = r->relr != 0;
+}
+
+/* ---- sections by name ---- */
+
+const struct elf_section *elf_section_by_name(const struct elf_file *ef, const char *name)
+{
+	for (size_t i = 0; i < ef->nsec; i++)
+		if (str_eq(ef->sec[i].name, name))
+			return &ef->sec[i];
+	return NULL;
+}
+
+bool elf_section_bytes(const struct elf_file *ef, const struct elf_section *s, struct bytes *out)
+{
+	if (s->type == SHT_NOBITS_)
+		return false;
+	return bytes_sub(&ef->raw, s->offset, s->size, out);
+}
+
+/* ---- entry point ---- */
+
+static void read_dynamic(struct arena *a, struct elf_file *ef)
+{
+	struct bytes dyn;
+	if (!find_dynamic(ef, &dyn))
+		return;
+	ef->has_dynamic = true;
+	struct dyn_raw r;
+	memset(&r, 0, sizeof r);
+	read_dynamic_entries(a, ef, dyn, &r);
+	if (r.has_strtab) {
+		uint64_t off;
+		uint64_t size = r.strsz;
+		if (elf_vaddr_to_offset(ef, r.strtab, 0, &off)) {
+			if (size > ef->raw.len - off) {
+				note_problem(ef, off, "dynamic string table truncated");
+				size = ef->raw.len - off;
+			}
+			bytes_sub(&ef->raw, off, size, &ef->dynstr);
+		} else {
+			note_problem(ef, r.strtab, "dynamic string table outside the file");
+		}
+	}
+	ef->needed = strings_from(a, ef, r.needed, r.nneeded, &ef->nneeded);
+	ef->filter = strings_from(a, ef, r.filter, r.nfilter, &ef->nfilter);
+	ef->auxiliary = strings_from(a, ef, r.aux, r.naux, &ef->nauxiliary);
+	if (r.has_soname)
+		ef->soname = dynstr_at(ef, r.soname);
+	if (r.has_runpath)
+		ef->runpath = dynstr_at(ef, r.runpath);
+	/* glibc ignores DT_RPATH when DT_RUNPATH is present (get-dynamic-info.h). */
+	if (r.has_rpath)
+		ef->rpath = dynstr_at(ef, r.rpath);
+	read_gnu_hash(ef, &r);
+	read_sysv_hash(ef, &r);
+	read_symbols(ef, &r);
+	read_verdef(a, ef, &r);
+	read_verneed(a, ef, &r);
+	read_relocations(ef, &r);
+}
+
+enum status elf_parse(struct arena *a, struct bytes raw, const char *path, struct elf_file *ef,
+		      struct diag *d)
+{
+	memset(ef, 0, sizeof *ef);
+	ef->raw = raw;
+	ef->path = path;
+	uint64_t phoff = 0, shoff = 0;
+	uint16_t phnum16 = 0, shnum16 = 0, shstrndx16 = 0;
+	if (!read_header(ef, &phoff, &shoff, &phnum16, &shnum16, &shstrndx16, d))
+		return d ? d->status : ST_MALFORMED;
+	uint32_t phnum = phnum16, shnum = shnum16, shstrndx = shstrndx16;
+	/* Extended numbering: the real counts live in section header 0. */
+	if (shoff && (shnum == 0 || shstrndx == 0xffff || phnum == 0xffff)) {
+		struct elf_section s0;
+		uint32_t n0;
+		if (ef->shentsize == (ef->is64 ? 64 : 40) && read_section_header(ef, shoff, &s0, &n0)) {
+			if (shnum == 0 && s0.size <= MAX_SECTIONS)
+				shnum = (uint32_t)s0.size;
+			if (shstrndx == 0xffff)
+				shstrndx = s0.link;
+			if (phnum == 0xffff)
+				phnum = s0.info;
+		}
+	}
+	read_segments(a, ef, phoff, phnum);
+	read_sections(a, ef, shoff, shnum, shstrndx);
+	for (size_t i = 0; i < ef->nseg; i++) {
+		const struct elf_segment *s = &ef->seg[i];
+		if (s->type == PT_INTERP_) {
+			struct bytes w;
+			const char *str;
+			if (bytes_sub(&ef->raw, s->offset, s->filesz, &w) && bytes_cstr(&w, 0, &str, NULL))
+				ef->interp = str;
+		} else if (s->type == PT_TLS_) {
+			ef->has_tls = true;
+			ef->tls_memsz = s->memsz;
+			ef->tls_align = s->align;
+		} else if (s->type == PT_GNU_STACK_) {
+			ef->has_gnu_stack = true;
+			ef->gnu_stack_flags = s->flags;
+		}
+	}
+	read_dynamic(a, ef);
+	return ST_OK;
+}

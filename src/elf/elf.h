@@ -1,0 +1,211 @@
+/*
+ * elf.h: a read-only view of one ELF file, parsed from a byte window.
+ *
+ * elf_parse() reads the header, program and section headers and, through
+ * PT_DYNAMIC and the PT_LOAD address map (what the loader itself uses;
+ * sections only as a fallback), the dynamic section: NEEDED, SONAME,
+ * RPATH, RUNPATH, flags, the dynamic symbol table with its version tables,
+ * the GNU and SysV hash tables and the relocation tables.  Both classes,
+ * both byte orders, any machine.
+ *
+ * Ownership: the struct elf_file and its arrays live in the arena passed
+ * to elf_parse; strings point into the byte window, which the caller keeps
+ * mapped as long as the elf_file is used.  Nothing is copied from the
+ * symbol table: symbols are decoded on demand by elf_sym().
+ *
+ * Malformed input never crashes the parser.  A problem that makes the
+ * whole file unusable returns ST_MALFORMED with the offset in the diag; a
+ * problem in one table drops that table and is recorded in ->problem (the
+ * first one) so callers can report it and still use the rest.
+ */
+#ifndef ABISCOPE_ELF_H
+#define ABISCOPE_ELF_H
+
+#include "core/arena.h"
+#include "core/bytes.h"
+#include "core/diag.h"
+
+/* ELF constants we use (from the gABI), so no <elf.h> dependency. */
+enum {
+	ELF_CLASS32 = 1, ELF_CLASS64 = 2,
+	ELF_DATA_LSB = 1, ELF_DATA_MSB = 2,
+	ET_REL_ = 1, ET_EXEC_ = 2, ET_DYN_ = 3, ET_CORE_ = 4,
+	PT_LOAD_ = 1, PT_DYNAMIC_ = 2, PT_INTERP_ = 3, PT_NOTE_ = 4, PT_PHDR_ = 6, PT_TLS_ = 7,
+	PT_GNU_STACK_ = 0x6474e551, PT_GNU_RELRO_ = 0x6474e552, PT_GNU_PROPERTY_ = 0x6474e553,
+	PF_X_ = 1, PF_W_ = 2, PF_R_ = 4,
+	SHT_DYNAMIC_ = 6, SHT_DYNSYM_ = 11, SHT_NOBITS_ = 8,
+	STB_LOCAL_ = 0, STB_GLOBAL_ = 1, STB_WEAK_ = 2, STB_GNU_UNIQUE_ = 10,
+	STT_NOTYPE_ = 0, STT_OBJECT_ = 1, STT_FUNC_ = 2, STT_SECTION_ = 3, STT_FILE_ = 4,
+	STT_COMMON_ = 5, STT_TLS_ = 6, STT_GNU_IFUNC_ = 10,
+	STV_DEFAULT_ = 0, STV_INTERNAL_ = 1, STV_HIDDEN_ = 2, STV_PROTECTED_ = 3,
+	SHN_UNDEF_ = 0, SHN_ABS_ = 0xfff1, SHN_COMMON_ = 0xfff2,
+	VER_FLG_BASE_ = 1, VER_FLG_WEAK_ = 2,
+	DF_ORIGIN_ = 1, DF_SYMBOLIC_ = 2, DF_TEXTREL_ = 4, DF_BIND_NOW_ = 8, DF_STATIC_TLS_ = 0x10,
+	DF_1_NOW_ = 1, DF_1_GLOBAL_ = 2, DF_1_NODELETE_ = 8, DF_1_NOOPEN_ = 0x40,
+	DF_1_ORIGIN_ = 0x80, DF_1_NODEFLIB_ = 0x800, DF_1_PIE_ = 0x08000000,
+};
+
+/* e_machine values abiscope names. */
+enum {
+	EM_386_ = 3, EM_ARM_ = 40, EM_X86_64_ = 62, EM_PPC64_ = 21, EM_S390_ = 22,
+	EM_AARCH64_ = 183, EM_CUDA_ = 190, EM_RISCV_ = 243, EM_PPC_ = 20,
+};
+
+struct elf_segment {
+	uint32_t type, flags;
+	uint64_t offset, vaddr, filesz, memsz, align;
+};
+
+struct elf_section {
+	const char *name;	/* "" when unnamed or unreadable */
+	uint32_t type, link, info;
+	uint64_t flags, addr, offset, size, entsize;
+};
+
+struct elf_verdef {
+	uint16_t ndx, flags;	/* ndx without the hidden bit */
+	uint32_t hash;
+	const char *name;
+};
+
+struct elf_vernaux {
+	uint32_t hash;
+	uint16_t flags, other;	/* other = version index, 0x8000 = hidden */
+	const char *name;
+};
+
+struct elf_verneed {
+	const char *file;
+	struct elf_vernaux *aux;
+	size_t naux;
+};
+
+struct elf_sym {
+	const char *name;	/* "" when the name is unreadable */
+	uint64_t value, size;
+	uint8_t bind, type, visibility;
+	uint16_t shndx;
+	uint16_t versym;	/* raw versym entry (0 when none) */
+};
+
+/* A relocation table as the loader sees it: entries decoded on demand. */
+struct elf_reltab {
+	struct bytes data;	/* the entries */
+	uint64_t count;
+	uint64_t vaddr;		/* where the loader finds it (for range arithmetic) */
+	bool rela;		/* Elf_Rela (with addend) rather than Elf_Rel */
+};
+
+struct elf_file {
+	struct bytes raw;
+	const char *path;	/* for messages; not owned */
+	bool is64, big_endian;
+	uint8_t osabi, abiversion, ident_version;
+	uint16_t type, machine;
+	uint32_t version, flags;
+	uint16_t phentsize, shentsize;
+
+	struct elf_segment *seg;
+	size_t nseg;
+	struct elf_section *sec;
+	size_t nsec;
+
+	/* dynamic section */
+	bool has_dynamic;
+	const char **needed;
+	size_t nneeded;
+	const char **filter, **auxiliary;	/* DT_FILTER, DT_AUXILIARY */
+	size_t nfilter, nauxiliary;
+	const char *soname, *rpath, *runpath;	/* NULL when absent */
+	uint64_t dt_flags, dt_flags_1;
+	bool dt_bind_now, dt_textrel, dt_symbolic;
+	struct bytes dynstr;
+
+	/* dynamic symbols */
+	struct bytes dynsym;
+	uint32_t nsyms;
+	uint32_t syment;
+	struct bytes versym;	/* len 0 when absent */
+	struct elf_verdef *verdef;
+	size_t nverdef;
+	struct elf_verneed *verneed;
+	size_t nverneed;
+	uint32_t version_index_max;	/* highest ndx in verdef/verneed */
+
+	/* hash tables (one or both) */
+	bool has_gnu_hash, has_sysv_hash;
+	uint32_t gnu_nbuckets, gnu_symoffset, gnu_bloom_size, gnu_bloom_shift;
+	struct bytes gnu_bloom, gnu_buckets, gnu_chain;	/* chain indexed from symoffset */
+	uint32_t sysv_nbucket, sysv_nchain;
+	struct bytes sysv_bucket, sysv_chain;
+
+	/* relocations */
+	struct elf_reltab rel, rela, jmprel;
+	uint64_t relcount, relacount;	/* DT_RELCOUNT / DT_RELACOUNT */
+	bool jmprel_is_rela;
+	bool has_relr;
+
+	/* other load-relevant facts */
+	const char *interp;
+	bool has_tls;
+	uint64_t tls_memsz, tls_align;
+	bool has_gnu_stack;
+	uint32_t gnu_stack_flags;
+
+	/* first problem met in an optional table, or NULL */
+	const char *problem;
+	uint64_t problem_offset;
+};
+
+/*
+ * Parses raw.  Fails (ST_MALFORMED, ST_UNSUPPORTED) only when the header
+ * itself is unusable; table-level damage goes to ef->problem.
+ */
+enum status elf_parse(struct arena *a, struct bytes raw, const char *path, struct elf_file *ef,
+		      struct diag *d);
+
+/* True when the window starts with the ELF magic. */
+bool elf_has_magic(const uint8_t *head, size_t len);
+
+/* Translates a virtual address to a file offset through PT_LOAD. */
+bool elf_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t size,
+			 uint64_t *off);
+
+/* Decodes dynamic symbol idx; false when out of range. */
+bool elf_sym(const struct elf_file *ef, uint32_t idx, struct elf_sym *out);
+/* Name of dynamic symbol idx without decoding the rest. */
+const char *elf_sym_name(const struct elf_file *ef, uint32_t idx);
+
+/* The verdef / verneed entry carrying version index ndx, or NULL. */
+const struct elf_verdef *elf_verdef_by_index(const struct elf_file *ef, uint16_t ndx);
+const struct elf_vernaux *elf_vernaux_by_index(const struct elf_file *ef, uint16_t ndx,
+					       const char **file);
+
+/*
+ * glibc's l_versions table: slot i describes version index i, from the
+ * version requirements (with the file and hidden bit) and from the
+ * non-base version definitions.  Returns the number of slots, 0 when the
+ * object has no version index above 0 (glibc then ignores DT_VERSYM).
+ */
+struct elf_vslot {
+	uint32_t hash;
+	const char *name;	/* NULL for an unused slot */
+	const char *file;	/* verneed file, NULL for a definition */
+	bool hidden;
+};
+size_t elf_version_slots(struct arena *a, const struct elf_file *ef, struct elf_vslot **out);
+
+/* The GNU (dl_new_hash) and SysV (ELF) hash functions. */
+uint32_t elf_gnu_hash(const char *name);
+uint32_t elf_sysv_hash(const char *name);
+
+/* A section by name, or NULL. */
+const struct elf_section *elf_section_by_name(const struct elf_file *ef, const char *name);
+/* The bytes of a section (empty for NOBITS or out of range). */
+bool elf_section_bytes(const struct elf_file *ef, const struct elf_section *s, struct bytes *out);
+
+/* Printable names for messages. */
+const char *elf_machine_name(uint16_t machine);
+const char *elf_class_name(bool is64);
+
+#endif

@@ -1,0 +1,123 @@
+#include "elf/object.h"
+
+void objcache_init(struct objcache *c, struct arena *a, const struct fsview *fs)
+{
+	memset(c, 0, sizeof *c);
+	c->arena = a;
+	c->fs = fs;
+}
+
+void objcache_release(struct objcache *c)
+{
+	for (size_t i = 0; i < c->all.n; i++) {
+		struct object *o = c->all.item[i];
+		fs_unmap(&o->map);
+	}
+	c->all.n = 0;
+}
+
+bool looks_like_ldscript(const uint8_t *data, size_t len)
+{
+	/* GNU ld scripts (libc.so, libm.so on Debian) are text that starts with
+	 * a comment or one of the commands that name inputs. */
+	static const char *const starts[] = { "/*", "GROUP", "INPUT", "OUTPUT_FORMAT", "SEARCH_DIR" };
+	size_t i = 0;
+	while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r'))
+		i++;
+	for (size_t k = 0; k < ARRAY_SIZE(starts); k++) {
+		size_t n = strlen(starts[k]);
+		if (len - i >= n && memcmp(data + i, starts[k], n) == 0)
+			return true;
+	}
+	return false;
+}
+
+struct object *objcache_get(struct objcache *c, const char *path, struct diag *d)
+{
+	struct object *o = strmap_get(&c->by_path, path);
+	if (o)
+		return o;
+	struct fs_stat st;
+	fs_stat(c->fs, path, &st);
+	if (st.kind == FS_MISSING) {
+		diag_errno(d, path, st.err, "cannot open");
+		return NULL;
+	}
+	if (st.kind != FS_REGULAR) {
+		diag_set(d, ST_NOT_FILE, path, DIAG_NO_OFFSET, "not a regular file");
+		return NULL;
+	}
+	o = idmap_get(&c->by_id, st.dev, st.ino);
+	if (o) {
+		strmap_put(c->arena, &c->by_path, arena_strdup(c->arena, path), o);
+		return o;
+	}
+	o = arena_alloc(c->arena, sizeof *o);
+	o->path = arena_strdup(c->arena, path);
+	o->dev = st.dev;
+	o->ino = st.ino;
+	diag_clear(&o->diag);
+	if (fs_map(c->fs, path, &o->map, &o->diag) != ST_OK) {
+		o->kind = OBJ_UNREADABLE;
+	} else if (elf_has_magic(o->map.data, o->map.len)) {
+		o->kind = OBJ_ELF;
+		struct bytes raw = bytes_make(o->map.data, o->map.len, false);
+		o->elf_ok = elf_parse(c->arena, raw, o->path, &o->elf, &o->diag) == ST_OK;
+		if (o->elf_ok && o->elf.problem)
+			diag_set(&o->diag, ST_MALFORMED, o->path, o->elf.problem_offset, "%s",
+				 o->elf.problem);
+		c->bytes_mapped += o->map.len;
+	} else if (looks_like_ldscript(o->map.data, o->map.len)) {
+		o->kind = OBJ_LDSCRIPT;
+	} else {
+		o->kind = OBJ_OTHER;
+	}
+	idmap_put(c->arena, &c->by_id, st.dev, st.ino, o);
+	strmap_put(c->arena, &c->by_path, o->path, o);
+	ptrvec_push(c->arena, &c->all, o);
+	return o;
+}
+
+const struct elf_refs *object_refs(struct objcache *c, struct object *o)
+{
+	if (!o->refs_done) {
+		o->refs_done = true;
+		if (o->kind == OBJ_ELF && o->elf_ok)
+			elf_collect_refs(c->arena, &o->elf, &o->refs);
+	}
+	return &o->refs;
+}
+
+const struct file_probe *objcache_probe(struct objcache *c, const char *path)
+{
+	struct file_probe *fp = strmap_get(&c->probes, path);
+	if (fp)
+		return fp;
+	fp = arena_alloc(c->arena, sizeof *fp);
+	fs_probe(c->fs, path, fp->head, sizeof fp->head, &fp->st);
+	strmap_put(c->arena, &c->probes, arena_strdup(c->arena, path), fp);
+	return fp;
+}
+
+bool objcache_is_dir(struct objcache *c, const char *path)
+{
+	void *v = strmap_get(&c->dirs, path);
+	if (!v) {
+		struct fs_stat st;
+		fs_stat(c->fs, path, &st);
+		v = (void *)(uintptr_t)(st.kind == FS_DIR ? 1 : 2);
+		strmap_put(c->arena, &c->dirs, arena_strdup(c->arena, path), v);
+	}
+	return v == (void *)1;
+}
+
+size_t object_vslots(struct objcache *c, struct object *o, const struct elf_vslot **out)
+{
+	if (!o->vslots_done) {
+		o->vslots_done = true;
+		if (o->kind == OBJ_ELF && o->elf_ok)
+			o->nvslot = elf_version_slots(c->arena, &o->elf, &o->vslot);
+	}
+	*out = o->vslot;
+	return o->nvslot;
+}

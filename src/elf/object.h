@@ -1,0 +1,88 @@
+/*
+ * object.h: one file as abiscope sees it, parsed once per scan.
+ *
+ * The object cache maps (device, inode) to a struct object, so a library
+ * reached through several paths or symlinks is mapped and parsed once.
+ * An object records what kind of file it is (ELF, GNU ld script, other),
+ * its parsed ELF view when it is one, and the diagnostic when parsing
+ * failed, so that callers can report "invalid ELF" with the offset and go
+ * on with the rest of the scan.
+ *
+ * The cache owns the mappings: objcache_release() unmaps everything.
+ * Objects and their ELF views live in the cache's arena.  Derived data
+ * that only some analyses need (relocation references, the export index)
+ * is computed on first use and kept.
+ */
+#ifndef ABISCOPE_OBJECT_H
+#define ABISCOPE_OBJECT_H
+
+#include "core/fs.h"
+#include "core/hashmap.h"
+#include "elf/elf.h"
+#include "elf/symtab.h"
+
+enum object_kind {
+	OBJ_ELF,
+	OBJ_LDSCRIPT,	/* a GNU ld script named like a library (libc.so, libm.so) */
+	OBJ_OTHER,	/* any other regular file */
+	OBJ_UNREADABLE,	/* could not be opened or mapped: see diag */
+};
+
+struct object {
+	const char *path;	/* the first logical path it was reached by */
+	uint64_t dev, ino;
+	enum object_kind kind;
+	struct mapped_file map;
+	struct elf_file elf;	/* valid when kind == OBJ_ELF */
+	struct diag diag;	/* why parsing failed, or the ELF problem */
+	bool elf_ok;		/* elf_parse succeeded */
+	/* lazily computed */
+	bool refs_done;
+	struct elf_refs refs;
+	bool vslots_done;
+	struct elf_vslot *vslot;
+	size_t nvslot;
+};
+
+/* What the loader's open(O_RDONLY) + read() sees at a path. */
+struct file_probe {
+	struct fs_probe st;
+	uint8_t head[64];
+};
+
+struct objcache {
+	struct arena *arena;
+	const struct fsview *fs;
+	struct idmap by_id;
+	struct strmap by_path;	/* logical path -> object */
+	struct strmap probes;	/* logical path -> struct file_probe */
+	struct strmap dirs;	/* logical path -> (void *)1 dir, (void *)2 not a dir */
+	struct ptrvec all;	/* every object, in first-seen order */
+	uint64_t bytes_mapped;
+};
+
+void objcache_init(struct objcache *c, struct arena *a, const struct fsview *fs);
+void objcache_release(struct objcache *c);
+
+/*
+ * The object for path (logical).  Returns NULL only when the path does
+ * not name a regular file; *d then says why.  A file that exists but is
+ * not ELF, or is malformed, still gets an object (kind and diag tell).
+ */
+struct object *objcache_get(struct objcache *c, const char *path, struct diag *d);
+
+/* The probe of path, cached: files do not change during a scan. */
+const struct file_probe *objcache_probe(struct objcache *c, const char *path);
+/* True when path is a directory (cached). */
+bool objcache_is_dir(struct objcache *c, const char *path);
+
+/* The relocation references of an ELF object (computed once). */
+const struct elf_refs *object_refs(struct objcache *c, struct object *o);
+
+/* glibc's l_versions for o (computed once). */
+size_t object_vslots(struct objcache *c, struct object *o, const struct elf_vslot **out);
+
+/* True when the bytes look like a GNU ld script rather than ELF. */
+bool looks_like_ldscript(const uint8_t *data, size_t len);
+
+#endif

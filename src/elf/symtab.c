@@ -1,0 +1,277 @@
+#include "elf/symtab.h"
+
+/* ---- hash iteration ---- */
+
+bool elf_has_hash_table(const struct elf_file *ef)
+{
+	return ef->has_gnu_hash || (ef->has_sysv_hash && ef->sysv_nbucket > 0);
+}
+
+bool elf_hash_iter_init(struct elf_hash_iter *it, const struct elf_file *ef, const char *name,
+			uint32_t gnu_hash, uint32_t sysv_hash)
+{
+	memset(it, 0, sizeof *it);
+	it->ef = ef;
+	it->gnu_hash = gnu_hash;
+	if (ef->has_gnu_hash) {
+		it->use_gnu = true;
+		uint32_t bits = ef->is64 ? 64 : 32;
+		uint64_t word;
+		uint64_t widx = (gnu_hash / bits) & (ef->gnu_bloom_size - 1);
+		if (!bytes_word(&ef->gnu_bloom, widx * (bits / 8), ef->is64, &word)) {
+			it->done = true;
+			return true;
+		}
+		uint32_t b1 = gnu_hash & (bits - 1);
+		uint32_t b2 = (gnu_hash >> ef->gnu_bloom_shift) & (bits - 1);
+		if (!((word >> b1) & (word >> b2) & 1)) {
+			it->done = true;
+			return true;
+		}
+		uint32_t bucket;
+		if (!bytes_u32(&ef->gnu_buckets, (uint64_t)(gnu_hash % ef->gnu_nbuckets) * 4, &bucket) ||
+		    bucket == 0 || bucket < ef->gnu_symoffset) {
+			it->done = true;
+			return true;
+		}
+		it->pos = bucket;
+		return true;
+	}
+	if (ef->has_sysv_hash && ef->sysv_nbucket > 0) {
+		uint32_t first;
+		if (!bytes_u32(&ef->sysv_bucket, (uint64_t)(sysv_hash % ef->sysv_nbucket) * 4, &first))
+			it->done = true;
+		it->pos = first;
+		if (first == 0)
+			it->done = true;
+		return true;
+	}
+	it->done = true;
+	(void)name;
+	return false;
+}
+
+bool elf_hash_iter_next(struct elf_hash_iter *it, uint32_t *symidx)
+{
+	const struct elf_file *ef = it->ef;
+	/* Every step visits a distinct chain slot; nsyms + 1 steps is the most
+	 * a well-formed table allows, so a cycle in a hostile table ends here. */
+	while (!it->done) {
+		if (++it->steps > ef->nsyms + 1) {
+			it->done = true;
+			return false;
+		}
+		if (it->use_gnu) {
+			uint32_t h;
+			uint64_t k = it->pos - ef->gnu_symoffset;
+			if (!bytes_u32(&ef->gnu_chain, k * 4, &h)) {
+				it->done = true;
+				return false;
+			}
+			uint32_t idx = (uint32_t)it->pos;
+			it->pos++;
+			if (h & 1)
+				it->done = true;
+			if (((h ^ it->gnu_hash) >> 1) == 0) {
+				*symidx = idx;
+				return true;
+			}
+		} else {
+			uint32_t idx = (uint32_t)it->pos, next;
+			if (idx == 0 || !bytes_u32(&ef->sysv_chain, (uint64_t)idx * 4, &next)) {
+				it->done = true;
+				return false;
+			}
+			it->pos = next;
+			if (next == 0)
+				it->done = true;
+			*symidx = idx;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- relocation types per machine ---- */
+
+struct reloc_machine {
+	uint16_t machine;
+	uint32_t none, relative, irelative, jump_slot, copy;
+	uint32_t plt_class[6];	/* types glibc puts in ELF_RTYPE_CLASS_PLT; 0-terminated */
+	bool all_plt_class;	/* ppc64: every type is class PLT */
+};
+
+/* From glibc 2.36 sysdeps/<arch>/dl-machine.h elf_machine_type_class and
+ * the ELF psABI relocation numbers. */
+static const struct reloc_machine reloc_machines[] = {
+	{ EM_X86_64_, 0, 8, 37, 7, 5, { 7, 16, 17, 18, 36, 0 }, false },
+	{ EM_386_, 0, 8, 42, 7, 5, { 7, 35, 36, 37, 14, 41 }, false },
+	{ EM_AARCH64_, 0, 1027, 1032, 1026, 1024, { 1026, 1028, 1029, 1030, 1031, 0 }, false },
+	{ EM_ARM_, 0, 23, 160, 22, 20, { 22, 17, 18, 19, 13, 0 }, false },
+	{ EM_S390_, 0, 12, 61, 11, 9, { 11, 54, 55, 56, 0, 0 }, false },
+	{ EM_RISCV_, 0, 3, 58, 5, 4, { 5, 7, 9, 11, 0, 0 }, false },
+	{ EM_PPC64_, 0, 22, 248, 21, 19, { 0 }, true },
+};
+
+static const struct reloc_machine *machine_of(uint16_t m)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(reloc_machines); i++)
+		if (reloc_machines[i].machine == m)
+			return &reloc_machines[i];
+	return NULL;
+}
+
+static uint8_t class_of(const struct reloc_machine *rm, uint32_t type)
+{
+	if (!rm)
+		return RELOC_CLASS_NORMAL;
+	if (type == rm->copy)
+		return RELOC_CLASS_COPY;
+	if (rm->all_plt_class)
+		return RELOC_CLASS_PLT;
+	for (size_t i = 0; i < ARRAY_SIZE(rm->plt_class) && rm->plt_class[i]; i++)
+		if (rm->plt_class[i] == type)
+			return RELOC_CLASS_PLT;
+	return RELOC_CLASS_NORMAL;
+}
+
+const char *elf_reloc_type_name(uint16_t machine, uint32_t type)
+{
+	if (machine == EM_X86_64_) {
+		switch (type) {
+		case 1: return "R_X86_64_64";
+		case 5: return "R_X86_64_COPY";
+		case 6: return "R_X86_64_GLOB_DAT";
+		case 7: return "R_X86_64_JUMP_SLOT";
+		case 16: return "R_X86_64_DTPMOD64";
+		case 17: return "R_X86_64_DTPOFF64";
+		case 18: return "R_X86_64_TPOFF64";
+		case 36: return "R_X86_64_TLSDESC";
+		}
+	}
+	return NULL;
+}
+
+/* ---- reference collection ---- */
+
+struct ref_builder {
+	struct arena *a;
+	const struct elf_file *ef;
+	const struct reloc_machine *rm;
+	uint32_t *slot[3];	/* per class: symidx -> ref index + 1 */
+	struct elf_refs *out;
+	size_t cap;
+	uint32_t order;
+};
+
+static void add_ref(struct ref_builder *rb, uint32_t type, uint32_t symidx, bool in_plt_range)
+{
+	const struct reloc_machine *rm = rb->rm;
+	if (rm && (type == rm->none || type == rm->relative || type == rm->irelative))
+		return;
+	if (symidx == 0 || symidx >= rb->ef->nsyms)
+		return;
+	struct elf_sym s;
+	if (!elf_sym(rb->ef, symidx, &s))
+		return;
+	/* glibc's RESOLVE_MAP: local and hidden/internal symbols bind in place;
+	 * defined symbols always find at least their own definition. */
+	if (s.bind == STB_LOCAL_ || s.visibility == STV_HIDDEN_ || s.visibility == STV_INTERNAL_)
+		return;
+	if (s.shndx != SHN_UNDEF_)
+		return;
+	uint8_t cls = class_of(rm, type);
+	bool deferrable = in_plt_range && rm && type == rm->jump_slot;
+	uint32_t *slot = rb->slot[cls];
+	if (!slot) {
+		slot = rb->slot[cls] = arena_calloc(rb->a, rb->ef->nsyms, sizeof *slot);
+	}
+	if (slot[symidx]) {
+		struct elf_symref *r = &rb->out->ref[slot[symidx] - 1];
+		if (!deferrable) {
+			if (r->deferrable) {
+				/* First load-time use decides when the error shows. */
+				r->deferrable = false;
+				r->order = rb->order;
+			}
+			r->eager_also = true;
+		}
+		rb->order++;
+		return;
+	}
+	if (rb->out->n == rb->cap) {
+		size_t cap = rb->cap ? rb->cap * 2 : 64;
+		rb->out->ref = arena_grow(rb->a, rb->out->ref, rb->out->n, cap, sizeof *rb->out->ref);
+		rb->cap = cap;
+	}
+	struct elf_symref *r = &rb->out->ref[rb->out->n++];
+	r->symidx = symidx;
+	r->lookup_class = cls;
+	r->deferrable = deferrable;
+	r->eager_also = !deferrable;
+	r->order = rb->order++;
+	slot[symidx] = (uint32_t)rb->out->n;
+}
+
+static void walk_table(struct ref_builder *rb, const struct elf_reltab *t, uint64_t first,
+		       uint64_t count, bool plt_range)
+{
+	const struct elf_file *ef = rb->ef;
+	uint64_t ent = t->rela ? (ef->is64 ? 24 : 12) : (ef->is64 ? 16 : 8);
+	for (uint64_t i = first; i < count && i < t->count; i++) {
+		uint64_t info;
+		if (!bytes_word(&t->data, i * ent + (ef->is64 ? 8 : 4), ef->is64, &info))
+			break;
+		uint32_t type, sym;
+		if (ef->is64) {
+			type = (uint32_t)(info & 0xffffffffu);
+			sym = (uint32_t)(info >> 32);
+		} else {
+			type = (uint32_t)(info & 0xff);
+			sym = (uint32_t)(info >> 8);
+		}
+		add_ref(rb, type, sym, plt_range);
+	}
+}
+
+/*
+ * glibc's _ELF_DYNAMIC_DO_RELOC: the DT_REL(A) range (its leading
+ * DT_REL(A)COUNT relative entries skipped, any tail that is the PLT range
+ * cut off) then the DT_JMPREL range.
+ */
+static void walk_kind(struct ref_builder *rb, const struct elf_reltab *main, uint64_t nrelative,
+		      bool plt_matches)
+{
+	const struct elf_file *ef = rb->ef;
+	uint64_t ent = main->rela ? (ef->is64 ? 24 : 12) : (ef->is64 ? 16 : 8);
+	uint64_t start = main->vaddr, size = main->count * ent;
+	if (plt_matches && ef->jmprel.count) {
+		uint64_t pstart = ef->jmprel.vaddr, psize = ef->jmprel.count * ent;
+		if (start == 0)
+			start = pstart;
+		if (start + size == pstart + psize && size >= psize)
+			size -= psize;
+	}
+	if (main->count) {
+		uint64_t n = size / ent;
+		walk_table(rb, main, nrelative, n, false);
+	}
+	if (plt_matches && ef->jmprel.count)
+		walk_table(rb, &ef->jmprel, 0, ef->jmprel.count, true);
+}
+
+void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_refs *out)
+{
+	memset(out, 0, sizeof *out);
+	struct ref_builder rb;
+	memset(&rb, 0, sizeof rb);
+	rb.a = a;
+	rb.ef = ef;
+	rb.rm = machine_of(ef->machine);
+	rb.out = out;
+	out->unknown_machine = rb.rm == NULL;
+	if (!ef->nsyms)
+		return;
+	walk_kind(&rb, &ef->rel, ef->relcount, !ef->jmprel_is_rela);
+	walk_kind(&rb, &ef->rela, ef->relacount, ef->jmprel_is_rela);
+}

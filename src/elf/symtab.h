@@ -1,0 +1,65 @@
+/*
+ * symtab.h: walking an object's own hash tables, and the references its
+ * relocations make, in the order glibc's loader processes them.
+ *
+ * Hash iteration yields candidate symbol indices for a name exactly the
+ * way glibc's do_lookup_x visits them (GNU hash with its bloom filter when
+ * present, else the SysV table); matching rules are the loader model's
+ * business, not this module's.  Every walk is bounded by the table sizes.
+ *
+ * Reference extraction turns DT_REL/DT_RELA/DT_JMPREL into the list of
+ * symbol lookups a load performs: one entry per distinct (symbol, lookup
+ * class) in first-use order, each tagged with whether it can be deferred
+ * by lazy binding.  The array lives in the caller's arena.
+ */
+#ifndef ABISCOPE_SYMTAB_H
+#define ABISCOPE_SYMTAB_H
+
+#include "elf/elf.h"
+
+struct elf_hash_iter {
+	const struct elf_file *ef;
+	uint32_t gnu_hash;
+	bool use_gnu, done;
+	uint64_t pos;		/* chain position (GNU) or symbol index (SysV) */
+	uint32_t steps;
+};
+
+/* False when the object has no usable hash table (glibc skips it). */
+bool elf_hash_iter_init(struct elf_hash_iter *it, const struct elf_file *ef, const char *name,
+			uint32_t gnu_hash, uint32_t sysv_hash);
+bool elf_hash_iter_next(struct elf_hash_iter *it, uint32_t *symidx);
+bool elf_has_hash_table(const struct elf_file *ef);
+
+enum reloc_class {
+	RELOC_CLASS_NORMAL = 0,
+	RELOC_CLASS_PLT = 1,	/* glibc ELF_RTYPE_CLASS_PLT: a PLT or TLS reference */
+	RELOC_CLASS_COPY = 2,
+};
+
+struct elf_symref {
+	uint32_t symidx;
+	uint8_t lookup_class;	/* enum reloc_class bits */
+	bool deferrable;	/* a JUMP_SLOT in the PLT range: lazy binding may defer it */
+	bool eager_also;	/* the same symbol is also referenced by a load-time reloc */
+	uint32_t order;		/* position in glibc's processing order */
+};
+
+struct elf_refs {
+	struct elf_symref *ref;
+	size_t n;
+	bool unknown_machine;	/* relocation types not modelled: every ref taken as eager */
+};
+
+/*
+ * The symbol lookups a load of ef performs.  Relative, NONE and IRELATIVE
+ * relocations and local symbols need no lookup and are left out, as are
+ * references to symbols with hidden or internal visibility (they bind
+ * inside the object).
+ */
+void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_refs *out);
+
+/* Printable relocation type for explanations ("R_X86_64_GLOB_DAT"), or NULL. */
+const char *elf_reloc_type_name(uint16_t machine, uint32_t type);
+
+#endif

@@ -1,0 +1,137 @@
+/*
+ * bind.c: symbol lookup as glibc's elf/dl-lookup.c does it.
+ *
+ * Scopes are searched in order, objects in scope order; within an object
+ * its own hash table yields the candidates and check_match decides: no
+ * value, a PLT reference to an undefined entry, a type that defines
+ * nothing, a version that does not fit (the rules changed in glibc 2.42,
+ * both are modelled); then hidden definitions are skipped and local ones
+ * ignored.  An unversioned reference accepts a lone non-default version
+ * ("num_versions == 1").
+ */
+#include "loader/internal.h"
+
+#define ALLOWED_STT                                                                  \
+	((1u << STT_NOTYPE_) | (1u << STT_OBJECT_) | (1u << STT_FUNC_) |              \
+	 (1u << STT_COMMON_) | (1u << STT_TLS_) | (1u << STT_GNU_IFUNC_))
+
+bool name_matches_map(const struct lmap *m, const char *name)
+{
+	if (str_eq(m->name, name))
+		return true;
+	for (size_t i = 0; i < m->names.n; i++)
+		if (str_eq(m->names.item[i], name))
+			return true;
+	const struct object *o = m->obj;
+	return o->kind == OBJ_ELF && o->elf_ok && o->elf.soname && str_eq(o->elf.soname, name);
+}
+
+enum match { NO_MATCH, MATCH, MATCH_FALLBACK };
+
+/* glibc check_match; returns MATCH, or NO_MATCH possibly recording a
+ * fallback candidate through num_versions/versioned. */
+static enum match check_match(const struct process *p, const struct lmap *m,
+			      const struct elf_sym *sym, uint32_t idx, const char *name,
+			      const struct lookup_version *ver, uint8_t lclass,
+			      const struct elf_vslot *vs, size_t nvs, int *num_versions,
+			      uint32_t *versioned, bool *assert_crash)
+{
+	if ((sym->value == 0 && sym->shndx != SHN_ABS_ && sym->type != STT_TLS_) ||
+	    ((lclass & RELOC_CLASS_PLT) && sym->shndx == SHN_UNDEF_))
+		return NO_MATCH;
+	if (sym->type >= 16 || !((1u << sym->type) & ALLOWED_STT))
+		return NO_MATCH;
+	if (!str_eq(sym->name, name))
+		return NO_MATCH;
+	bool verstab = nvs > 0;
+	if (ver) {
+		if (!verstab) {
+			/* glibc <= 2.40 asserts when this is the object named in
+			 * the version requirement (commit bdaf500353). */
+			if (ver->filename && name_matches_map(m, ver->filename) &&
+			    !ldso_glibc_at_least(&p->facts, 2, 41))
+				*assert_crash = true;
+			return MATCH;
+		}
+		uint16_t raw = sym->versym;
+		uint16_t ndx = raw & 0x7fff;
+		static const struct elf_vslot none = { 0, NULL, NULL, false };
+		const struct elf_vslot *slot = ndx < nvs ? &vs[ndx] : &none;
+		bool exact = slot->hash == ver->hash && slot->name && str_eq(slot->name, ver->name);
+		if (exact)
+			return MATCH;
+		if (!ldso_glibc_at_least(&p->facts, 2, 42)) {
+			if (ver->hidden || slot->hash || (raw & 0x8000))
+				return NO_MATCH;
+			return MATCH;
+		}
+		if (!ver->hidden && (!slot->name || !slot->name[0]) && !(raw & 0x8000) &&
+		    (*num_versions)++ == 0)
+			*versioned = idx;
+		return NO_MATCH;
+	}
+	if (verstab && (sym->versym & 0x7fff) >= 3) {
+		if (!(sym->versym & 0x8000) && (*num_versions)++ == 0)
+			*versioned = idx;
+		return NO_MATCH;
+	}
+	return MATCH;
+}
+
+bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, uint32_t gnu_hash,
+		   const struct lookup_version *ver, uint8_t lclass, struct lmap **const *scopes,
+		   const size_t *scope_n, size_t nscopes, struct lookup_result *res)
+{
+	(void)requester;
+	memset(res, 0, sizeof *res);
+	uint32_t sysv_hash = 0;
+	bool sysv_done = false;
+	for (size_t s = 0; s < nscopes; s++) {
+		for (size_t i = 0; i < scope_n[s]; i++) {
+			struct lmap *m = scopes[s][i];
+			if ((lclass & RELOC_CLASS_COPY) && m->is_main)
+				continue;
+			struct object *o = m->obj;
+			if (o->kind != OBJ_ELF || !o->elf_ok || !elf_has_hash_table(&o->elf))
+				continue;
+			const struct elf_file *ef = &o->elf;
+			if (!ef->has_gnu_hash && !sysv_done) {
+				sysv_hash = elf_sysv_hash(name);
+				sysv_done = true;
+			}
+			const struct elf_vslot *vs;
+			size_t nvs = object_vslots(p->oc, o, &vs);
+			struct elf_hash_iter it;
+			elf_hash_iter_init(&it, ef, name, gnu_hash, sysv_hash);
+			int num_versions = 0;
+			uint32_t versioned = 0, idx, found = 0;
+			bool have = false, assert_crash = false;
+			struct elf_sym sym;
+			while (elf_hash_iter_next(&it, &idx)) {
+				if (!elf_sym(ef, idx, &sym))
+					continue;
+				if (check_match(p, m, &sym, idx, name, ver, lclass, vs, nvs, &num_versions,
+						&versioned, &assert_crash) == MATCH) {
+					found = idx;
+					have = true;
+					break;
+				}
+			}
+			if (!have && num_versions == 1) {
+				found = versioned;
+				have = elf_sym(ef, found, &sym);
+			}
+			if (!have)
+				continue;
+			if (sym.visibility == STV_HIDDEN_ || sym.visibility == STV_INTERNAL_)
+				continue;	/* hidden and internal symbols are local */
+			if (sym.bind == STB_GLOBAL_ || sym.bind == STB_WEAK_ || sym.bind == STB_GNU_UNIQUE_) {
+				res->map = m;
+				res->symidx = found;
+				res->assert_crash = assert_crash;
+				return true;
+			}
+		}
+	}
+	return false;
+}

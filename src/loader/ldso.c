@@ -1,0 +1,325 @@
+#include "loader/ldso.h"
+#include "loader/cpu.h"
+
+#include <stdarg.h>
+
+static void note(struct arena *a, struct ldso_facts *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ptrvec_push(a, &f->notes, arena_vprintf(a, fmt, ap));
+	va_end(ap);
+}
+
+bool ldso_glibc_at_least(const struct ldso_facts *f, int maj, int min)
+{
+	return f->glibc_major > maj || (f->glibc_major == maj && f->glibc_minor >= min);
+}
+
+const char *ldso_default_interp(uint16_t machine, bool is64)
+{
+	switch (machine) {
+	case EM_X86_64_: return is64 ? "/lib64/ld-linux-x86-64.so.2" : "/libx32/ld-linux-x32.so.2";
+	case EM_386_: return "/lib/ld-linux.so.2";
+	case EM_AARCH64_: return "/lib/ld-linux-aarch64.so.1";
+	case EM_ARM_: return "/lib/ld-linux-armhf.so.3";
+	case EM_PPC64_: return "/lib64/ld64.so.2";
+	case EM_S390_: return "/lib/ld64.so.1";
+	case EM_RISCV_: return "/lib/ld-linux-riscv64-lp64d.so.1";
+	}
+	return "/lib64/ld-linux-x86-64.so.2";
+}
+
+/* _DL_CACHE_DEFAULT_ID per architecture (sysdeps/.../dl-cache.h). */
+static int32_t cache_flags_for(uint16_t machine, bool is64, bool *any_elf)
+{
+	*any_elf = false;
+	switch (machine) {
+	case EM_X86_64_: return is64 ? 0x303 : 0x803;
+	case EM_AARCH64_: return 0x0a03;
+	case EM_PPC64_: return 0x0503;
+	case EM_S390_: return is64 ? 0x0403 : 3;
+	case EM_RISCV_: return 0x1003;
+	case EM_ARM_: return 0x0903;
+	}
+	*any_elf = true;
+	return 3;
+}
+
+/* The banner "... release version 2.36." gives the release. */
+static void read_version(struct arena *a, const struct bytes *b, struct ldso_facts *f)
+{
+	static const char key[] = "release version ";
+	int64_t at = bytes_find(b, 0, key, sizeof key - 1);
+	if (at < 0)
+		return;
+	const char *p = (const char *)b->data + at + sizeof key - 1;
+	const char *end = (const char *)b->data + b->len;
+	int maj = 0, min = 0;
+	while (p < end && *p >= '0' && *p <= '9')
+		maj = maj * 10 + (*p++ - '0');
+	if (p >= end || *p != '.')
+		return;
+	p++;
+	while (p < end && *p >= '0' && *p <= '9')
+		min = min * 10 + (*p++ - '0');
+	if (maj < 2 || maj > 9)
+		return;
+	f->glibc_major = maj;
+	f->glibc_minor = min;
+	/* Keep the banner line for reports: back up to its start. */
+	const char *s = (const char *)b->data + at;
+	while (s > (const char *)b->data && s[-1] != '\0' && s[-1] != '\n')
+		s--;
+	const char *e = s;
+	while (e < end && *e && *e != '\n')
+		e++;
+	f->glibc_banner = arena_strndup(a, s, (size_t)(e - s));
+}
+
+static bool is_dir_string(const char *s, size_t len)
+{
+	if (len < 2 || s[0] != '/' || s[len - 1] != '/')
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '/' || c == '_' || c == '-' || c == '.' || c == '+'))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * SYSTEM_DIRS is one constant of NUL-separated directories, each with a
+ * trailing slash, starting with the library directory: find the first run
+ * of such strings that begins with /lib or /usr.
+ */
+static bool read_system_dirs(struct arena *a, const struct bytes *b, struct ldso_facts *f)
+{
+	const char *data = (const char *)b->data;
+	for (size_t p = 1; p + 2 < b->len; p++) {
+		if (data[p - 1] != '\0' || data[p] != '/')
+			continue;
+		if (strncmp(data + p, "/lib", 4) != 0 && strncmp(data + p, "/usr", 4) != 0)
+			continue;
+		const char *dirs[16];
+		size_t n = 0, q = p;
+		while (q < b->len && n < ARRAY_SIZE(dirs)) {
+			size_t len = strnlen(data + q, b->len - q);
+			if (q + len >= b->len || !is_dir_string(data + q, len))
+				break;
+			dirs[n++] = data + q;
+			q += len + 1;
+		}
+		if (n == 0)
+			continue;
+		f->system_dirs = arena_calloc(a, n, sizeof *f->system_dirs);
+		for (size_t i = 0; i < n; i++)
+			f->system_dirs[i] = arena_strdup(a, dirs[i]);
+		f->nsystem_dirs = n;
+		return true;
+	}
+	return false;
+}
+
+static void assume_system_dirs(struct arena *a, struct ldso_facts *f, struct objcache *oc)
+{
+	/* Debian-style multiarch when the triplet directory exists, else the
+	 * upstream lib64 layout for 64-bit and lib for 32-bit. */
+	const char *triplet = NULL;
+	switch (f->machine) {
+	case EM_X86_64_: triplet = "x86_64-linux-gnu"; break;
+	case EM_AARCH64_: triplet = "aarch64-linux-gnu"; break;
+	case EM_386_: triplet = "i386-linux-gnu"; break;
+	}
+	struct fs_stat st;
+	char dir[256];
+	if (triplet) {
+		snprintf(dir, sizeof dir, "/lib/%s", triplet);
+		fs_stat(oc->fs, dir, &st);
+	}
+	if (triplet && st.kind == FS_DIR) {
+		f->nsystem_dirs = 4;
+		f->system_dirs = arena_calloc(a, 4, sizeof(char *));
+		f->system_dirs[0] = arena_printf(a, "/lib/%s/", triplet);
+		f->system_dirs[1] = arena_printf(a, "/usr/lib/%s/", triplet);
+		f->system_dirs[2] = "/lib/";
+		f->system_dirs[3] = "/usr/lib/";
+	} else if (f->is64 && f->machine != EM_AARCH64_) {
+		f->nsystem_dirs = 2;
+		f->system_dirs = arena_calloc(a, 2, sizeof(char *));
+		f->system_dirs[0] = "/lib64/";
+		f->system_dirs[1] = "/usr/lib64/";
+	} else {
+		f->nsystem_dirs = 2;
+		f->system_dirs = arena_calloc(a, 2, sizeof(char *));
+		f->system_dirs[0] = "/lib/";
+		f->system_dirs[1] = "/usr/lib/";
+	}
+	note(a, f, "default directories assumed (%s%s), not read from the loader",
+	     f->system_dirs[0], f->nsystem_dirs > 1 ? " ..." : "");
+}
+
+/* $LIB: upstream notdir(slibdir); Debian lib/<triplet>. */
+static const char *dst_lib_from(struct arena *a, const char *first_dir)
+{
+	char tmp[256];
+	snprintf(tmp, sizeof tmp, "%s", first_dir);
+	size_t n = strlen(tmp);
+	while (n > 1 && tmp[n - 1] == '/')
+		tmp[--n] = '\0';
+	const char *base = path_basename(tmp);
+	if (strstr(base, "-linux-")) {
+		/* multiarch: the component before the triplet plus the triplet */
+		char parent[256];
+		path_dirname(tmp, parent, sizeof parent);
+		return arena_printf(a, "%s/%s", path_basename(parent), base);
+	}
+	return arena_strdup(a, base);
+}
+
+/*
+ * Legacy hwcaps subdirectories (glibc <= 2.36): the power set of the
+ * hwcap strings, the platform and "tls", in _dl_important_hwcaps order:
+ * masks from all-set down to empty, components from the highest index.
+ */
+static void add_legacy_capstr(struct arena *a, struct ldso_facts *f, const char **temp, size_t cnt,
+			      struct ptrvec *out)
+{
+	size_t total = (size_t)1 << cnt;
+	for (size_t k = 0; k < total; k++) {
+		size_t mask = total - 1 - k;
+		char buf[256];
+		size_t o = 0;
+		for (size_t i = cnt; i-- > 0;) {
+			if (!(mask & ((size_t)1 << i)))
+				continue;
+			int w = snprintf(buf + o, sizeof buf - o, "%s/", temp[i]);
+			if (w > 0)
+				o += (size_t)w;
+		}
+		buf[o < sizeof buf ? o : sizeof buf - 1] = '\0';
+		ptrvec_push(a, out, arena_strdup(a, buf));
+	}
+	(void)f;
+}
+
+static uint32_t hwcaps_priority_cb(void *ctx, const char *name)
+{
+	const struct ldso_facts *f = ctx;
+	for (size_t i = 0; i < f->nhwcaps_active; i++)
+		if (str_eq(f->hwcaps_active[i], name))
+			return (uint32_t)(i + 1);
+	return 0;
+}
+
+void ldso_facts_load(struct arena *a, struct objcache *oc, const char *interp, uint16_t machine,
+		     bool is64, struct ldso_facts *f)
+{
+	memset(f, 0, sizeof *f);
+	f->machine = machine;
+	f->is64 = is64;
+	f->interp = interp ? interp : ldso_default_interp(machine, is64);
+	struct diag d;
+	diag_clear(&d);
+	struct object *lo = objcache_get(oc, f->interp, &d);
+	bool have_bytes = lo && lo->kind == OBJ_ELF && lo->map.len;
+	bool have_hwcaps_string = false;
+	if (have_bytes) {
+		struct bytes b = bytes_make(lo->map.data, lo->map.len, false);
+		f->interp_read = true;
+		read_version(a, &b, f);
+		if (!read_system_dirs(a, &b, f))
+			assume_system_dirs(a, f, oc);
+		have_hwcaps_string = bytes_find(&b, 0, "x86-64-v2", 9) >= 0;
+	} else {
+		note(a, f, "loader %s could not be read (%s); its rules are assumed", f->interp,
+		     d.msg[0] ? d.msg : "not an ELF file");
+		assume_system_dirs(a, f, oc);
+	}
+	if (!f->glibc_major) {
+		f->glibc_major = 2;
+		f->glibc_minor = 36;
+		note(a, f, "glibc release unknown; glibc 2.36 rules assumed");
+	}
+	f->dst_lib = dst_lib_from(a, f->system_dirs[0]);
+
+	/* CPU-dependent facts. */
+	struct cpu_x86 cpu;
+	memset(&cpu, 0, sizeof cpu);
+	bool host_x86 = false;
+#if defined(__x86_64__) || defined(__i386__)
+	host_x86 = true;
+#endif
+	if (machine == EM_X86_64_ && host_x86)
+		cpu_x86_probe(&cpu);
+	if (machine == EM_X86_64_) {
+		f->platform = cpu.platform ? cpu.platform : "x86_64";
+	} else {
+		f->platform = elf_machine_name(machine);
+		note(a, f, "$PLATFORM assumed to be \"%s\"", f->platform);
+	}
+	f->isa_1 = cpu.isa_1;
+
+	struct ptrvec caps;
+	memset(&caps, 0, sizeof caps);
+	bool hwcaps_dirs = ldso_glibc_at_least(f, 2, 33);
+	if (machine == EM_X86_64_ && is64 && hwcaps_dirs && (have_hwcaps_string || !have_bytes)) {
+		const char *act[3];
+		uint32_t isa;
+		size_t n = cpu.known ? cpu_x86_hwcaps_active(act, 3, &isa) : 0;
+		f->hwcaps_active = arena_calloc(a, n ? n : 1, sizeof(char *));
+		for (size_t i = 0; i < n; i++) {
+			f->hwcaps_active[i] = act[i];
+			ptrvec_push(a, &caps, arena_printf(a, "glibc-hwcaps/%s/", act[i]));
+		}
+		f->nhwcaps_active = n;
+	} else if (hwcaps_dirs && machine != EM_X86_64_) {
+		note(a, f, "glibc-hwcaps subdirectories of %s are not modelled", elf_machine_name(machine));
+	}
+	if (!ldso_glibc_at_least(f, 2, 37)) {
+		const char *temp[4];
+		size_t cnt = 0;
+		if (machine == EM_X86_64_ && is64) {
+			temp[cnt++] = "x86_64";
+			if (cpu.avx512_1)
+				temp[cnt++] = "avx512_1";
+		}
+		temp[cnt++] = f->platform;
+		temp[cnt++] = "tls";
+		add_legacy_capstr(a, f, temp, cnt, &caps);
+	} else {
+		ptrvec_push(a, &caps, arena_strdup(a, ""));
+	}
+	f->capstr = (const char **)caps.item;
+	f->ncapstr = caps.n;
+
+	/* ld.so.cache */
+	f->cache_path = "/etc/ld.so.cache";
+	diag_clear(&f->cache_diag);
+	struct object *co = objcache_get(oc, f->cache_path, &f->cache_diag);
+	if (co && co->map.len) {
+		struct bytes cb = bytes_make(co->map.data, co->map.len, false);
+		f->has_cache = ldcache_parse(a, cb, f->cache_path, &f->cache, &f->cache_diag) == ST_OK;
+	}
+	struct ldcache_query *q = &f->cache_query;
+	q->expected_flags = cache_flags_for(machine, is64, &q->any_elf_flag);
+	q->legacy_hwcaps = !ldso_glibc_at_least(f, 2, 37);
+	if (machine == EM_X86_64_ && is64) {
+		uint64_t dl_hwcap = 2 | (cpu.avx512_1 ? 4 : 0);	/* HWCAP_X86_64 | AVX512_1 */
+		q->platform_mask = 0xfull << 48;
+		uint64_t plat = 0;
+		if (cpu.platform && str_eq(cpu.platform, "haswell"))
+			plat = 1ull << (48 + 2);
+		else if (cpu.platform && str_eq(cpu.platform, "xeon_phi"))
+			plat = 1ull << (48 + 3);
+		q->platform_bit = plat;
+		q->hwcap_exclude = ~(dl_hwcap | q->platform_mask | (1ull << 63));
+	} else {
+		q->hwcap_exclude = ~(1ull << 63);
+	}
+	q->isa_1 = cpu.isa_1;
+	q->hwcaps_priority = hwcaps_priority_cb;
+	q->ctx = f;
+}

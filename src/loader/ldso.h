@@ -1,0 +1,69 @@
+/*
+ * ldso.h: what the dynamic loader of the inspected system is built to do.
+ *
+ * glibc fixes several search rules at build time: the default directories
+ * (SYSTEM_DIRS), the expansion of $LIB, the glibc-hwcaps subdirectory
+ * names.  abiscope reads them from the loader binary itself (its string
+ * table holds them) and reads the glibc release from its version banner,
+ * never by running it.  What depends on the CPU ($PLATFORM, the x86-64 ISA
+ * level that activates glibc-hwcaps/x86-64-v3, the legacy hwcaps
+ * subdirectories of glibc <= 2.36) is computed from CPUID on this host.
+ * Every fact that had to be assumed rather than read is listed in notes.
+ *
+ * The struct lives in the caller's arena; the ld.so.cache mapping is owned
+ * by the object cache passed in.
+ */
+#ifndef ABISCOPE_LDSO_H
+#define ABISCOPE_LDSO_H
+
+#include "elf/object.h"
+#include "loader/ldcache.h"
+
+struct ldso_facts {
+	const char *interp;		/* the loader binary the facts come from */
+	bool interp_read;		/* false: it could not be read; facts assumed */
+	uint16_t machine;
+	bool is64;
+	int glibc_major, glibc_minor;	/* 0.0 when unknown */
+	const char *glibc_banner;
+
+	const char **system_dirs;	/* each ends in '/' */
+	size_t nsystem_dirs;
+	const char *dst_lib;		/* $LIB */
+	const char *platform;		/* $PLATFORM */
+
+	/* subdirectories probed inside every search directory, in order,
+	 * each ending in '/'; the last one is "" (the directory itself) */
+	const char **capstr;
+	size_t ncapstr;
+	const char **hwcaps_active;	/* active glibc-hwcaps names, best first */
+	size_t nhwcaps_active;
+	uint32_t isa_1;			/* x86 ISA level bits of this CPU */
+
+	const char *cache_path;
+	bool has_cache;
+	struct ldcache cache;
+	struct diag cache_diag;
+	struct ldcache_query cache_query;
+
+	struct ptrvec notes;		/* const char *: assumptions made */
+};
+
+/*
+ * Loads the facts for a process whose loader is interp (NULL: the default
+ * loader path for machine/is64).  Never fails: what cannot be read is
+ * assumed from tables and noted.
+ */
+void ldso_facts_load(struct arena *a, struct objcache *oc, const char *interp, uint16_t machine,
+		     bool is64, struct ldso_facts *f);
+
+/* glibc version comparison helper: true when the facts say >= maj.min. */
+bool ldso_glibc_at_least(const struct ldso_facts *f, int maj, int min);
+
+/* The default PT_INTERP path for a machine, e.g. /lib64/ld-linux-x86-64.so.2. */
+const char *ldso_default_interp(uint16_t machine, bool is64);
+
+/* The x86-64 ISA level names glibc would activate on this CPU, best first. */
+size_t cpu_x86_hwcaps_active(const char **out, size_t max, uint32_t *isa_1);
+
+#endif

@@ -1,0 +1,877 @@
+/*
+ * process.c: start-up and dlopen() as glibc 2.36 performs them.
+ *
+ * Sources mirrored: elf/dl-load.c (_dl_map_object, _dl_map_object_from_fd
+ * checks), elf/dl-deps.c (breadth-first dependency list, l_loader),
+ * elf/dl-version.c (_dl_check_map_versions), elf/dl-open.c (version check
+ * of the new search list, relocation in l_initfini order, rollback,
+ * RTLD_GLOBAL), elf/dl-sort-maps.c (the DFS order), dl-reloc.c
+ * (RESOLVE_MAP: which references are looked up, lazy JUMP_SLOTs).
+ */
+#include "loader/internal.h"
+
+#include <errno.h>
+#include <limits.h>
+
+#define MAX_FAILURES 4096
+#define PAGE_SIZE_ASSUMED 4096u
+
+const char *found_how_name(enum found_how h)
+{
+	switch (h) {
+	case FOUND_NONE: return "not found";
+	case FOUND_PATH: return "path";
+	case FOUND_ALREADY: return "already loaded";
+	case FOUND_SAME_FILE: return "already loaded (same file)";
+	case FOUND_RPATH: return "rpath";
+	case FOUND_LD_LIBRARY_PATH: return "LD_LIBRARY_PATH";
+	case FOUND_RUNPATH: return "runpath";
+	case FOUND_CACHE: return "ld.so.cache";
+	case FOUND_DEFAULT: return "default path";
+	case FOUND_EXECUTABLE: return "executable";
+	case FOUND_INTERP: return "interpreter";
+	}
+	return "?";
+}
+
+const char *probe_outcome_name(enum probe_outcome o)
+{
+	switch (o) {
+	case PROBE_OK: return "found";
+	case PROBE_MISSING: return "no such file";
+	case PROBE_EACCES: return "permission denied (skipped)";
+	case PROBE_WRONG_CLASS: return "wrong ELF class (skipped)";
+	case PROBE_WRONG_MACHINE: return "wrong machine (skipped)";
+	case PROBE_STOP_LIST: return "error: rest of this list skipped";
+	case PROBE_FATAL: return "stops the search";
+	case PROBE_WOULD_BLOCK: return "FIFO: the loader would hang";
+	}
+	return "?";
+}
+
+const char *failure_kind_id(enum failure_kind k)
+{
+	switch (k) {
+	case FAIL_NOT_FOUND: return "library-not-found";
+	case FAIL_WRONG_CLASS: return "wrong-elf";
+	case FAIL_INVALID: return "invalid-elf";
+	case FAIL_CANNOT_LOAD: return "cannot-load";
+	case FAIL_WOULD_BLOCK: return "loader-would-hang";
+	case FAIL_VERSION: return "version-not-found";
+	case FAIL_UNDEFINED: return "undefined-symbol";
+	case FAIL_STATIC_TLS: return "static-tls-exhausted";
+	case FAIL_EXECSTACK: return "executable-stack";
+	case FAIL_LAZY_UNDEFINED: return "undefined-symbol-lazy";
+	case FAIL_WEAK_VERSION: return "weak-version-not-found";
+	case FAIL_NO_VERSION_INFO: return "no-version-information";
+	}
+	return "unknown";
+}
+
+/* ---- failures ---- */
+
+struct fail_list {
+	struct arena *a;
+	struct failure *item;
+	size_t n, cap;
+	bool have_first;
+	size_t first;
+};
+
+/* Records a failure; fatal ones make the load fail and the first of them
+ * is the error the real loader reports. */
+static struct failure *fail_add(struct fail_list *fl, enum failure_kind k, struct lmap *req,
+				bool fatal)
+{
+	if (fl->n >= MAX_FAILURES)
+		return NULL;
+	if (fl->n == fl->cap) {
+		size_t cap = fl->cap ? fl->cap * 2 : 16;
+		fl->item = arena_grow(fl->a, fl->item, fl->n, cap, sizeof *fl->item);
+		fl->cap = cap;
+	}
+	struct failure *f = &fl->item[fl->n++];
+	memset(f, 0, sizeof *f);
+	f->kind = k;
+	f->requester = req;
+	f->requester_path = req ? req->path : NULL;
+	f->cause = -1;
+	f->loads_anyway = !fatal;
+	if (fatal && !fl->have_first) {
+		fl->have_first = true;
+		fl->first = fl->n - 1;
+	}
+	return f;
+}
+
+static const char *dso_filename(const struct lmap *m)
+{
+	return m->name[0] ? m->name : "<main program>";
+}
+
+/* ---- link maps ---- */
+
+static void origin_of(struct process *p, const char *realname, char *out, size_t outsz)
+{
+	/* dl-object.c: the directory part of the name it was opened by, made
+	 * absolute with the current directory, never canonicalised. */
+	char full[PATH_MAX * 2];
+	if (realname[0] == '/')
+		snprintf(full, sizeof full, "%s", realname);
+	else
+		snprintf(full, sizeof full, "%s/%s", p->fs->cwd, realname);
+	char *slash = strrchr(full, '/');
+	if (slash == full)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	snprintf(out, outsz, "%s", full);
+}
+
+static struct lmap *new_map(struct process *p, struct object *o, const char *realname,
+			    const char *reqname, struct lmap *loader)
+{
+	struct lmap *m = arena_alloc(p->arena, sizeof *m);
+	m->obj = o;
+	m->name = arena_strdup(p->arena, realname);
+	m->path = m->name;
+	if (reqname && !str_eq(reqname, realname))
+		ptrvec_push(p->arena, &m->names, arena_strdup(p->arena, reqname));
+	char origin[PATH_MAX * 2];
+	origin_of(p, realname, origin, sizeof origin);
+	m->origin = arena_strdup(p->arena, origin);
+	m->loader = loader;
+	m->seq = p->seq++;
+	m->dlopen_serial = p->serial;
+	return m;
+}
+
+static void add_name(struct process *p, struct lmap *m, const char *name)
+{
+	if (!name_matches_map(m, name))
+		ptrvec_push(p->arena, &m->names, arena_strdup(p->arena, name));
+}
+
+static struct lmap *find_loaded(struct process *p, const char *name)
+{
+	for (size_t i = 0; i < p->maps.n; i++) {
+		struct lmap *m = p->maps.item[i];
+		if (name_matches_map(m, name))
+			return m;
+	}
+	return NULL;
+}
+
+static struct lmap *find_loaded_file(struct process *p, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < p->maps.n; i++) {
+		struct lmap *m = p->maps.item[i];
+		if (m->obj->dev == dev && m->obj->ino == ino)
+			return m;
+	}
+	return NULL;
+}
+
+/* _dl_map_object_from_fd's refusals, in its order.  NULL when loadable. */
+static const char *load_refusal(const struct process *p, const struct object *o, bool dlopen_mode,
+				bool *is_execstack)
+{
+	*is_execstack = false;
+	if (o->kind != OBJ_ELF || !o->elf_ok)
+		return "invalid ELF header";
+	const struct elf_file *ef = &o->elf;
+	size_t nload = 0;
+	bool has_dynamic = false;
+	uint32_t stack_flags = PF_R_ | PF_W_ | PF_X_;	/* no PT_GNU_STACK: executable */
+	for (size_t i = 0; i < ef->nseg; i++) {
+		const struct elf_segment *s = &ef->seg[i];
+		if (s->type == PT_LOAD_) {
+			if (((s->vaddr - s->offset) & (PAGE_SIZE_ASSUMED - 1)) != 0)
+				return "ELF load command address/offset not page-aligned";
+			nload++;
+		} else if (s->type == PT_DYNAMIC_) {
+			has_dynamic = true;
+		} else if (s->type == PT_GNU_STACK_) {
+			stack_flags = s->flags;
+		}
+	}
+	if (nload == 0)
+		return "object file has no loadable segments";
+	if (ef->type != ET_DYN_)
+		return "cannot dynamically load executable";
+	if (!has_dynamic)
+		return "object file has no dynamic section";
+	if ((ef->dt_flags_1 & DF_1_NOOPEN_) && dlopen_mode)
+		return "shared object cannot be dlopen()ed";
+	if (ef->dt_flags_1 & DF_1_PIE_)
+		return "cannot dynamically load position-independent executable";
+	if ((stack_flags & PF_X_) && dlopen_mode) {
+		*is_execstack = true;
+		if (ldso_glibc_at_least(&p->facts, 2, 41))
+			return "cannot enable executable stack as shared object requires: Invalid argument";
+	}
+	return NULL;
+}
+
+struct map_ctx {
+	struct fail_list *fails;
+	bool dlopen_mode;
+};
+
+/*
+ * _dl_map_object: the map for name requested by loader.  NULL on failure,
+ * which is recorded.  callmap: the dlopen root (its loader is only the
+ * caller whose RPATH/RUNPATH applies; it gets no l_loader).
+ */
+static struct lmap *map_object(struct process *p, struct map_ctx *ctx, struct lmap *loader,
+			       const char *name, bool callmap, struct lmap *requester)
+{
+	struct lmap *m = find_loaded(p, name);
+	if (m) {
+		add_name(p, m, name);
+		return m;
+	}
+	struct search_result sr;
+	const char *realname = NULL;
+	enum found_how how = FOUND_PATH;
+	const struct lmap *via = NULL;
+	struct search_trace *trace = NULL;
+	if (!strchr(name, '/')) {
+		search_library(p, loader, name, &sr);
+		trace = sr.trace;
+		if (!sr.ok) {
+			struct failure *f = fail_add(ctx->fails, sr.fail, requester, true);
+			if (f) {
+				f->name = arena_strdup(p->arena, name);
+				f->trace = trace;
+				f->path = sr.fail_path;
+				if (sr.fail == FAIL_NOT_FOUND && sr.err)
+					f->dlerror = arena_printf(p->arena,
+								  "%s: cannot open shared object file: %s",
+								  name, loader_strerror(sr.err));
+				else if (sr.fail == FAIL_NOT_FOUND)
+					f->dlerror = arena_printf(p->arena,
+								  "%s: cannot open shared object file", name);
+				else if (sr.fail == FAIL_WRONG_CLASS)
+					f->dlerror = arena_printf(p->arena, "%s: wrong ELF class: %s", name,
+								  p->facts.is64 ? "ELFCLASS32" : "ELFCLASS64");
+				else if (sr.fail == FAIL_WOULD_BLOCK)
+					f->dlerror = arena_printf(p->arena, "%s: (the loader blocks reading this FIFO)",
+								  sr.fail_path);
+				else
+					f->dlerror = arena_printf(p->arena, "%s: %s", sr.fail_path, sr.fail_msg);
+			}
+			return NULL;
+		}
+		realname = sr.realname;
+		how = sr.how;
+		via = sr.via;
+	} else {
+		char *exp = loader ? expand_dst(p, loader, name) : arena_strdup(p->arena, name);
+		struct probe pr;
+		uint64_t dev, ino;
+		if (exp)
+			verify_candidate(p, exp, &pr, &dev, &ino);
+		if (!exp || pr.outcome != PROBE_OK) {
+			enum failure_kind k = FAIL_NOT_FOUND;
+			const char *msg;
+			if (exp && (pr.outcome == PROBE_FATAL || pr.outcome == PROBE_WOULD_BLOCK)) {
+				k = pr.outcome == PROBE_FATAL ? FAIL_INVALID : FAIL_WOULD_BLOCK;
+				msg = arena_printf(p->arena, "%s: %s", exp, pr.why ? pr.why : "cannot read file data");
+			} else if (exp && pr.outcome == PROBE_WRONG_CLASS) {
+				k = FAIL_WRONG_CLASS;
+				msg = arena_printf(p->arena, "%s: wrong ELF class: %s", name,
+						   p->facts.is64 ? "ELFCLASS32" : "ELFCLASS64");
+			} else {
+				int err = exp && pr.outcome != PROBE_WRONG_MACHINE ? pr.err : ENOENT;
+				msg = arena_printf(p->arena, "%s: cannot open shared object file: %s", name,
+						   loader_strerror(err ? err : ENOENT));
+			}
+			struct failure *f = fail_add(ctx->fails, k, requester, true);
+			if (f) {
+				f->name = arena_strdup(p->arena, name);
+				f->path = exp;
+				f->dlerror = msg;
+			}
+			return NULL;
+		}
+		realname = exp;
+	}
+
+	struct diag d;
+	diag_clear(&d);
+	struct object *o = objcache_get(p->oc, realname, &d);
+	if (!o) {
+		struct failure *f = fail_add(ctx->fails, FAIL_INVALID, requester, true);
+		if (f) {
+			f->name = arena_strdup(p->arena, name);
+			f->path = realname;
+			f->dlerror = arena_printf(p->arena, "%s: %s", realname, d.msg);
+		}
+		return NULL;
+	}
+	m = find_loaded_file(p, o->dev, o->ino);
+	if (m) {
+		add_name(p, m, name);
+		return m;
+	}
+	bool execstack;
+	const char *refusal = load_refusal(p, o, ctx->dlopen_mode, &execstack);
+	m = new_map(p, o, realname, name, callmap ? NULL : loader);
+	m->how = how;
+	m->via = via;
+	m->trace = trace;
+	if (refusal) {
+		struct failure *f = fail_add(ctx->fails, execstack ? FAIL_EXECSTACK : FAIL_CANNOT_LOAD,
+					     requester, true);
+		if (f) {
+			f->name = arena_strdup(p->arena, name);
+			f->path = m->name;
+			f->dlerror = arena_printf(p->arena, "%s: %s", m->name, refusal);
+		}
+		return NULL;
+	}
+	if (execstack) {
+		struct failure *f = fail_add(ctx->fails, FAIL_EXECSTACK, requester, false);
+		if (f) {
+			f->name = arena_strdup(p->arena, name);
+			f->path = m->name;
+			f->requester = m;
+			f->requester_path = m->path;
+		}
+	}
+	ptrvec_push(p->arena, &p->maps, m);
+	return m;
+}
+
+/* ---- dependencies (dl-deps.c) ---- */
+
+struct list {
+	struct lmap **item;
+	size_t n, cap;
+};
+
+static void list_push(struct arena *a, struct list *l, struct lmap *m)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		l->item = arena_grow(a, l->item, l->n, cap, sizeof *l->item);
+		l->cap = cap;
+	}
+	l->item[l->n++] = m;
+}
+
+static bool list_has(const struct list *l, const struct lmap *m)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->item[i] == m)
+			return true;
+	return false;
+}
+
+static void map_deps(struct process *p, struct map_ctx *ctx, struct list *bfs)
+{
+	p->sim_errno = 0;	/* _dl_map_object_deps clears errno first */
+	for (size_t i = 0; i < bfs->n; i++) {
+		struct lmap *l = bfs->item[i];
+		struct object *o = l->obj;
+		if (o->kind != OBJ_ELF || !o->elf_ok)
+			continue;
+		const struct elf_file *ef = &o->elf;
+		if (!l->needed) {
+			l->needed = arena_calloc(p->arena, ef->nneeded ? ef->nneeded : 1, sizeof *l->needed);
+			l->nneeded = ef->nneeded;
+			for (size_t k = 0; k < ef->nneeded; k++) {
+				const char *name = ef->needed[k];
+				if (strchr(name, '$')) {
+					char *exp = expand_dst(p, l, name);
+					name = exp && *exp ? exp : name;
+				}
+				l->needed[k] = map_object(p, ctx, l, name, false, l);
+			}
+		}
+		for (size_t k = 0; k < l->nneeded; k++) {
+			struct lmap *dep = l->needed[k];
+			if (dep && !list_has(bfs, dep))
+				list_push(p->arena, bfs, dep);
+		}
+		/* DT_FILTER objects must load; DT_AUXILIARY ones may fail silently. */
+		for (size_t k = 0; k < ef->nfilter + ef->nauxiliary; k++) {
+			bool aux = k >= ef->nfilter;
+			const char *name = aux ? ef->auxiliary[k - ef->nfilter] : ef->filter[k];
+			struct fail_list scratch = { p->arena, NULL, 0, 0, false, 0 };
+			struct map_ctx c2 = { aux ? &scratch : ctx->fails, ctx->dlopen_mode };
+			/* an auxiliary filter that fails to load is ignored (dl-deps.c) */
+			struct lmap *dep = map_object(p, &c2, l, name, false, l);
+			if (dep && !list_has(bfs, dep))
+				list_push(p->arena, bfs, dep);
+		}
+	}
+}
+
+/* ---- versions (dl-version.c) ---- */
+
+static struct lmap *find_needed(struct process *p, const char *name, struct lmap **sl, size_t nsl)
+{
+	struct lmap *m = find_loaded(p, name);
+	if (m)
+		return m;
+	for (size_t i = 0; i < nsl; i++)
+		if (name_matches_map(sl[i], name))
+			return sl[i];
+	return NULL;
+}
+
+static void check_versions(struct process *p, struct fail_list *fails, struct lmap *l,
+			   struct lmap **sl, size_t nsl)
+{
+	const struct object *o = l->obj;
+	if (o->kind != OBJ_ELF || !o->elf_ok)
+		return;
+	const struct elf_file *ef = &o->elf;
+	for (size_t i = 0; i < ef->nverneed; i++) {
+		const struct elf_verneed *vn = &ef->verneed[i];
+		struct lmap *prov = find_needed(p, vn->file, sl, nsl);
+		if (!prov)
+			continue;	/* its loading failed: already reported */
+		const struct elf_file *pf = &prov->obj->elf;
+		bool pok = prov->obj->kind == OBJ_ELF && prov->obj->elf_ok;
+		for (size_t k = 0; k < vn->naux; k++) {
+			const struct elf_vernaux *x = &vn->aux[k];
+			if (!pok)
+				continue;
+			if (pf->nverdef == 0) {
+				struct failure *f = fail_add(fails, FAIL_NO_VERSION_INFO, l, false);
+				if (f) {
+					f->name = vn->file;
+					f->version = x->name;
+					f->provider = prov;
+				}
+				break;
+			}
+			bool found = false;
+			for (size_t d = 0; d < pf->nverdef; d++)
+				if (pf->verdef[d].hash == x->hash && str_eq(pf->verdef[d].name, x->name)) {
+					found = true;
+					break;
+				}
+			if (found)
+				continue;
+			bool weak = x->flags & VER_FLG_WEAK_;
+			struct failure *f = fail_add(fails, weak ? FAIL_WEAK_VERSION : FAIL_VERSION, l, !weak);
+			if (!f)
+				return;
+			f->name = vn->file;
+			f->version = x->name;
+			f->provider = prov;
+			f->path = prov->name;
+			f->dlerror = arena_printf(p->arena, "%s: %sversion `%s' not found (required by %s)",
+						  dso_filename(prov), weak ? "weak " : "", x->name,
+						  dso_filename(l));
+		}
+	}
+}
+
+/* ---- relocation order (dl-sort-maps.c, DFS) ---- */
+
+struct sorter {
+	struct lmap **rpo;
+	size_t head;
+	struct lmap **visited;
+	size_t nvisited, cap;
+	const struct lmap *root;
+	struct arena *a;
+};
+
+static bool visited(const struct sorter *s, const struct lmap *m)
+{
+	for (size_t i = 0; i < s->nvisited; i++)
+		if (s->visited[i] == m)
+			return true;
+	return false;
+}
+
+static void dfs_visit(struct sorter *s, struct lmap *m)
+{
+	if (visited(s, m) || s->head == 0)
+		return;
+	if (s->nvisited == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 32;
+		s->visited = arena_grow(s->a, s->visited, s->nvisited, cap, sizeof *s->visited);
+		s->cap = cap;
+	}
+	s->visited[s->nvisited++] = m;
+	/* The dlopen root has no l_initfini yet when glibc sorts. */
+	if (m != s->root) {
+		for (size_t k = 0; k < m->nneeded; k++) {
+			struct lmap *dep = m->needed[k];
+			if (dep && !dep->is_main)
+				dfs_visit(s, dep);
+		}
+	}
+	if (s->head > 0)
+		s->rpo[--s->head] = m;
+}
+
+static void sort_initfini(struct arena *a, struct lmap **maps, size_t n, const struct lmap *root,
+			  struct lmap **out)
+{
+	struct sorter s = { out, n, NULL, 0, 0, root, a };
+	for (size_t i = n; i-- > 0;) {
+		dfs_visit(&s, maps[i]);
+		if (s.head == 0)
+			break;
+	}
+	/* Objects reached outside maps[] cannot overflow: head stops at 0. */
+}
+
+/* ---- binding (dl-reloc.c RESOLVE_MAP) ---- */
+
+static bool object_bind_now(const struct process *p, const struct elf_file *ef)
+{
+	return ef->dt_bind_now || (ef->dt_flags & DF_BIND_NOW_) || (ef->dt_flags_1 & DF_1_NOW_) ||
+	       p->opt.ld_bind_now;
+}
+
+static void ref_version(const struct elf_file *ef, const struct elf_vslot *vs, size_t nvs,
+			uint32_t symidx, struct lookup_version *v, bool *has)
+{
+	*has = false;
+	if (!nvs || !ef->versym.len)
+		return;
+	uint16_t raw;
+	if (!bytes_u16(&ef->versym, (uint64_t)symidx * 2, &raw))
+		return;
+	uint16_t ndx = raw & 0x7fff;
+	if (ndx >= nvs || vs[ndx].hash == 0 || !vs[ndx].name)
+		return;
+	v->name = vs[ndx].name;
+	v->hash = vs[ndx].hash;
+	v->hidden = vs[ndx].hidden;
+	v->filename = vs[ndx].file;
+	*has = true;
+}
+
+static size_t static_tls_use(const struct elf_file *ef)
+{
+	if (!ef->has_tls || !(ef->dt_flags & DF_STATIC_TLS_) || ef->tls_memsz == 0)
+		return 0;
+	size_t align = ef->tls_align ? (size_t)ef->tls_align : 1;
+	return (size_t)((ef->tls_memsz + align - 1) / align * align);
+}
+
+static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
+		     struct lmap **sl, size_t nsl)
+{
+	struct object *o = l->obj;
+	if (o->kind != OBJ_ELF || !o->elf_ok)
+		return;
+	const struct elf_file *ef = &o->elf;
+	size_t tls = static_tls_use(ef);
+	if (tls) {
+		if (tls > p->static_tls_optional) {
+			struct failure *f = fail_add(fails, FAIL_STATIC_TLS, l, true);
+			if (f) {
+				f->name = l->name;
+				f->path = l->name;
+				f->dlerror = arena_printf(p->arena, "%s: cannot allocate memory in static TLS block",
+							  l->name);
+			}
+		} else {
+			p->static_tls_optional -= tls;
+		}
+	}
+	const struct elf_refs *refs = object_refs(p->oc, o);
+	const struct elf_vslot *vs;
+	size_t nvs = object_vslots(p->oc, o, &vs);
+	bool lazy = p->opt.lazy && !object_bind_now(p, ef);
+	struct lmap **const scopes[2] = { (struct lmap **)p->global.item, sl };
+	const size_t scope_n[2] = { p->global.n, nsl };
+	/* Report in glibc's processing order. */
+	struct elf_symref **order = arena_calloc(p->arena, refs->n ? refs->n : 1, sizeof *order);
+	for (size_t i = 0; i < refs->n; i++)
+		order[i] = &refs->ref[i];
+	for (size_t i = 1; i < refs->n; i++) {
+		struct elf_symref *x = order[i];
+		size_t j = i;
+		while (j > 0 && order[j - 1]->order > x->order) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+	for (size_t i = 0; i < refs->n; i++) {
+		const struct elf_symref *r = order[i];
+		struct elf_sym sym;
+		if (!elf_sym(ef, r->symidx, &sym))
+			continue;
+		struct lookup_version ver;
+		bool hasver;
+		ref_version(ef, vs, nvs, r->symidx, &ver, &hasver);
+		struct lookup_result res;
+		bool found = lookup_symbol(p, l, sym.name, elf_gnu_hash(sym.name), hasver ? &ver : NULL,
+					   r->lookup_class, scopes, scope_n, 2, &res);
+		if (found && !res.assert_crash)
+			continue;
+		if (found && res.assert_crash) {
+			struct failure *f = fail_add(fails, FAIL_NO_VERSION_INFO, l, true);
+			if (f) {
+				f->name = sym.name;
+				f->version = ver.name;
+				f->version_file = ver.filename;
+				f->provider = res.map;
+				f->symidx = r->symidx;
+				f->dlerror = "Inconsistency detected by ld.so: dl-lookup.c: check_match: "
+					     "Assertion `version->filename == NULL || ! _dl_name_match_p "
+					     "(version->filename, map)' failed!";
+			}
+			continue;
+		}
+		if (sym.bind == STB_WEAK_)
+			continue;	/* weak undefined: resolves to 0 */
+		bool deferred = lazy && r->deferrable;
+		struct failure *f = fail_add(fails, deferred ? FAIL_LAZY_UNDEFINED : FAIL_UNDEFINED, l,
+					     !deferred);
+		if (!f)
+			return;
+		f->name = sym.name;
+		f->symidx = r->symidx;
+		f->is_data = !r->deferrable;
+		if (hasver) {
+			f->version = ver.name;
+			f->version_file = ver.filename;
+		}
+		f->dlerror = arena_printf(p->arena, "%s: undefined symbol: %s%s%s", dso_filename(l), sym.name,
+					  hasver ? ", version " : "", hasver ? ver.name : "");
+	}
+}
+
+/* ---- causes ---- */
+
+static void link_causes(struct fail_list *fl)
+{
+	for (size_t i = 0; i < fl->n; i++) {
+		struct failure *f = &fl->item[i];
+		if (f->kind != FAIL_UNDEFINED && f->kind != FAIL_LAZY_UNDEFINED)
+			continue;
+		int direct = -1, byfile = -1, any = -1, nmissing = 0;
+		for (size_t k = 0; k < fl->n; k++) {
+			const struct failure *c = &fl->item[k];
+			if (c->kind != FAIL_NOT_FOUND && c->kind != FAIL_WRONG_CLASS &&
+			    c->kind != FAIL_INVALID && c->kind != FAIL_CANNOT_LOAD)
+				continue;
+			nmissing++;
+			if (any < 0)
+				any = (int)k;
+			if (f->version_file && c->name && str_eq(c->name, f->version_file) && byfile < 0)
+				byfile = (int)k;
+			if (c->requester == f->requester && direct < 0)
+				direct = (int)k;
+		}
+		f->cause = byfile >= 0 ? byfile : direct >= 0 ? direct : nmissing == 1 ? any : -1;
+	}
+}
+
+/* ---- start-up ---- */
+
+static void setup_llp(struct process *p)
+{
+	p->llp_raw = p->opt.ld_library_path;
+	p->llp = NULL;
+	if (p->llp_raw && *p->llp_raw)
+		p->llp = split_path_list(p, p->main, p->llp_raw, ":;");
+}
+
+enum status proc_init(struct process *p, struct arena *a, struct objcache *oc,
+		      const struct proc_options *opt, const char *exe, struct diag *d)
+{
+	memset(p, 0, sizeof *p);
+	p->arena = a;
+	p->oc = oc;
+	p->fs = oc->fs;
+	p->opt = *opt;
+	/* glibc's default optional static TLS surplus (rtld.optional_static_tls). */
+	p->static_tls_optional = 512;
+	struct object *eo = NULL;
+	uint16_t machine = EM_X86_64_;
+	bool is64 = true;
+	const char *interp = NULL;
+	if (exe) {
+		eo = objcache_get(oc, exe, d);
+		if (!eo)
+			return d->status;
+		if (eo->kind != OBJ_ELF || !eo->elf_ok)
+			return diag_set(d, ST_UNSUPPORTED, exe, DIAG_NO_OFFSET, "not an ELF executable");
+		machine = eo->elf.machine;
+		is64 = eo->elf.is64;
+		interp = eo->elf.interp;
+	}
+#if defined(__aarch64__)
+	if (!exe)
+		machine = EM_AARCH64_;
+#endif
+	ldso_facts_load(a, oc, interp, machine, is64, &p->facts);
+
+	if (eo) {
+		p->main = arena_alloc(a, sizeof *p->main);
+		p->main->obj = eo;
+		p->main->name = "";
+		p->main->path = arena_strdup(a, exe);
+		char real[PATH_MAX];
+		int err;
+		if (!fs_realpath(p->fs, exe, real, sizeof real, &err))
+			snprintf(real, sizeof real, "%s", exe);
+		char origin[PATH_MAX];
+		path_dirname(real, origin, sizeof origin);
+		p->main->origin = arena_strdup(a, origin);
+		p->main->is_main = true;
+		p->main->how = FOUND_EXECUTABLE;
+		p->main->seq = p->seq++;
+		ptrvec_push(a, &p->maps, p->main);
+	}
+	/* The interpreter is in the namespace from the start, under its
+	 * PT_INTERP name and its SONAME. */
+	struct diag di;
+	diag_clear(&di);
+	struct object *io = objcache_get(oc, p->facts.interp, &di);
+	if (io && io->kind == OBJ_ELF && io->elf_ok) {
+		p->interp = arena_alloc(a, sizeof *p->interp);
+		p->interp->obj = io;
+		p->interp->name = arena_strdup(a, p->facts.interp);
+		p->interp->path = p->interp->name;
+		char origin[PATH_MAX * 2];
+		origin_of(p, p->interp->name, origin, sizeof origin);
+		p->interp->origin = arena_strdup(a, origin);
+		p->interp->is_interp = true;
+		p->interp->how = FOUND_INTERP;
+		p->interp->seq = p->seq++;
+		ptrvec_push(a, &p->maps, p->interp);
+	}
+	setup_llp(p);
+	if (p->main) {
+		struct fail_list fl = { a, NULL, 0, 0, false, 0 };
+		struct map_ctx ctx = { &fl, false };
+		struct list bfs = { 0 };
+		list_push(a, &bfs, p->main);
+		map_deps(p, &ctx, &bfs);
+		for (size_t i = 0; i < bfs.n; i++) {
+			struct lmap *m = bfs.item[i];
+			m->global = m->relocated = m->versions_done = m->initial = true;
+			ptrvec_push(a, &p->global, m);
+		}
+		p->startup_fail = fl.item;
+		p->nstartup_fail = fl.n;
+	} else if (p->interp) {
+		p->interp->global = p->interp->relocated = p->interp->versions_done = true;
+		ptrvec_push(a, &p->global, p->interp);
+	}
+	if (p->interp)
+		p->interp->relocated = p->interp->versions_done = p->interp->initial = true;
+	/* What errno holds when the program first calls dlopen is unknowable;
+	 * ENOENT (from start-up's failed probes) is what it nearly always is. */
+	p->sim_errno = ENOENT;
+	return ST_OK;
+}
+
+/* ---- dlopen ---- */
+
+void proc_dlopen(struct process *p, const char *path, bool global, struct dlopen_result *r)
+{
+	memset(r, 0, sizeof *r);
+	p->serial++;
+	size_t maps_before = p->maps.n;
+	struct fail_list fl = { p->arena, NULL, 0, 0, false, 0 };
+	struct map_ctx ctx = { &fl, true };
+	r->global = global;
+	/* The caller of dlopen is the executable: its RPATH/RUNPATH apply to
+	 * a name without a slash. */
+	struct lmap *root = map_object(p, &ctx, p->main, path, true, NULL);
+	if (!root) {
+		r->ok = false;
+		r->fail = fl.item;
+		r->nfail = fl.n;
+		r->first = fl.first;
+		r->dlerror = fl.n ? fl.item[fl.first].dlerror : NULL;
+		return;
+	}
+	r->root = root;
+	if (root->opened) {
+		/* Already opened before: only RTLD_GLOBAL can change. */
+		r->ok = true;
+		r->searchlist = root->searchlist;
+		r->nsearchlist = root->nsearchlist;
+		if (global)
+			for (size_t i = 0; i < root->nsearchlist; i++)
+				if (!root->searchlist[i]->global) {
+					root->searchlist[i]->global = true;
+					ptrvec_push(p->arena, &p->global, root->searchlist[i]);
+				}
+		return;
+	}
+	struct list bfs = { 0 };
+	list_push(p->arena, &bfs, root);
+	map_deps(p, &ctx, &bfs);
+	r->searchlist = bfs.item;
+	r->nsearchlist = bfs.n;
+
+	/* Versions of every object in the new search list not yet checked. */
+	for (size_t i = 0; i < bfs.n; i++)
+		if (!bfs.item[i]->versions_done)
+			check_versions(p, &fl, bfs.item[i], bfs.item, bfs.n);
+
+	/* Relocation: dependencies first, in glibc's DFS order. */
+	struct lmap **sorted = arena_calloc(p->arena, bfs.n, sizeof *sorted);
+	sort_initfini(p->arena, bfs.item, bfs.n, root, sorted);
+	for (size_t i = bfs.n; i-- > 0;) {
+		struct lmap *m = sorted[i];
+		if (!m || m->relocated)
+			continue;
+		relocate(p, &fl, m, bfs.item, bfs.n);
+	}
+	link_causes(&fl);
+	r->fail = fl.item;
+	r->nfail = fl.n;
+	r->ok = !fl.have_first;
+	r->first = fl.first;
+	r->dlerror = r->ok ? NULL : fl.item[fl.first].dlerror;
+	if (!r->ok) {
+		/* A failed dlopen unloads everything it mapped. */
+		p->maps.n = maps_before;
+		return;
+	}
+	root->opened = true;
+	root->searchlist = bfs.item;
+	root->nsearchlist = bfs.n;
+	for (size_t i = 0; i < bfs.n; i++) {
+		struct lmap *m = bfs.item[i];
+		if (!m->relocated) {
+			/* l_scope[1] of a new object: the root's search list */
+			m->scope = bfs.item;
+			m->nscope = bfs.n;
+		}
+		m->relocated = m->versions_done = true;
+	}
+	if (global)
+		for (size_t i = 0; i < bfs.n; i++)
+			if (!bfs.item[i]->global) {
+				bfs.item[i]->global = true;
+				ptrvec_push(p->arena, &p->global, bfs.item[i]);
+			}
+}
+
+struct lmap *proc_lookup(struct process *p, struct lmap *requester, const char *name,
+			 const char *version, uint32_t *symidx)
+{
+	struct lookup_version v = { version, version ? elf_sysv_hash(version) : 0, false, NULL };
+	struct lmap **sl = requester ? requester->scope : NULL;
+	size_t nsl = requester ? requester->nscope : 0;
+	struct lmap **const scopes[2] = { (struct lmap **)p->global.item, sl };
+	const size_t scope_n[2] = { p->global.n, nsl };
+	struct lookup_result res;
+	if (!lookup_symbol(p, requester, name, elf_gnu_hash(name), version ? &v : NULL,
+			   RELOC_CLASS_NORMAL, scopes, scope_n, 2, &res))
+		return NULL;
+	if (symidx)
+		*symidx = res.symidx;
+	return res.map;
+}

@@ -1,0 +1,58 @@
+/*
+ * verdict.h: `abiscope why` as a library call.
+ *
+ * why_run() builds the process (its executable, interpreter and their
+ * dependencies), replays the preloads in order, then dlopen()s the target
+ * and keeps every result.  why_findings() turns the loader's raw failures
+ * into findings: the failure dlopen would report is marked first_error,
+ * consequences point at their root cause, every finding carries the
+ * fields of its id for JSON and an explanation and fix for people.
+ *
+ * Everything lives in the scan's arena.
+ */
+#ifndef ABISCOPE_VERDICT_H
+#define ABISCOPE_VERDICT_H
+
+#include "scan.h"
+#include "loader/process.h"
+
+struct why_preload {
+	const char *path;
+	bool global;
+};
+
+struct why_request {
+	const char *target;
+	const char *exe;		/* the process executable; NULL: a bare process */
+	const struct why_preload *preload;
+	size_t npreload;
+	struct proc_options opt;
+};
+
+struct why_preload_result {
+	const char *path;
+	bool global;
+	struct dlopen_result r;
+};
+
+struct why_result {
+	struct process proc;
+	struct why_preload_result *pre;
+	size_t npre;
+	struct dlopen_result target;
+	bool loads;
+	const char *dlerror;
+	bool target_unreadable;		/* exit status 3 */
+	const char *unreadable_reason;
+};
+
+/* ST_OK unless the process itself could not be modelled (d says why). */
+enum status why_run(struct scan *s, const struct why_request *q, struct why_result *r,
+		    struct diag *d);
+/* Appends the findings for r to s->findings, root causes first. */
+void why_findings(struct scan *s, const struct why_request *q, struct why_result *r);
+
+/* Demangled name when the symbol is C++, else NULL (for fields). */
+const char *why_demangled(struct scan *s, const char *sym);
+
+#endif

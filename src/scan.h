@@ -1,0 +1,29 @@
+/*
+ * scan.h: the context of one abiscope run.
+ *
+ * One struct scan is created per command.  It owns the arena every result
+ * is allocated from, the view of the file system (host or --root), the
+ * object cache (each file mapped and parsed once), and the list of
+ * findings.  Analyses receive it explicitly; there is no global state.
+ * scan_release() frees everything at once.
+ */
+#ifndef ABISCOPE_SCAN_H
+#define ABISCOPE_SCAN_H
+
+#include "core/arena.h"
+#include "core/fs.h"
+#include "elf/object.h"
+#include "report/finding.h"
+
+struct scan {
+	struct arena arena;
+	struct fsview fs;
+	struct objcache objs;
+	struct findings findings;
+};
+
+/* root: NULL for the running system, else the directory to inspect. */
+void scan_init(struct scan *s, const char *root);
+void scan_release(struct scan *s);
+
+#endif

@@ -1,0 +1,624 @@
+#!/usr/bin/env python3
+"""Differential tests: the real loader is the oracle.
+
+Every case builds tiny shared objects from C source at test time, then runs
+the same request twice: for real through tests/tools/dlopen_driver, and as a
+prediction through `abiscope why --json --process dlopen_driver`.  The two
+must agree on whether the target loads and on the exact dlerror() text; the
+first finding's id must name the same kind of failure; and each case states
+what it expects, so a case cannot silently stop testing what it is for.
+
+    differential.py fixtures            the built cases
+    differential.py system DIR...       every shared library in DIR
+
+Output is one "ok - NAME" / "not ok - NAME" line per check (plus "skip").
+"""
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+ABISCOPE = os.environ.get("ABISCOPE", "./abiscope")
+BUILD = os.environ.get("BUILD", "build")
+DRIVER = os.path.join(BUILD, "tools", "dlopen_driver")
+WORK = os.path.join(BUILD, "diff")
+CC = os.environ.get("FIXTURE_CC", "cc")
+
+results = {"ok": 0, "fail": 0, "skip": 0}
+# The assertion text carries a source line number that differs by release.
+ASSERT_RE = re.compile(r"dl-lookup\.c: ([0-9]+: )?")
+
+
+def report(ok, name, detail=""):
+    if ok is None:
+        print(f"ok - {name} # SKIP {detail}")
+        results["skip"] += 1
+    elif ok:
+        print(f"ok - {name}")
+        results["ok"] += 1
+    else:
+        print(f"not ok - {name}")
+        for line in detail.splitlines():
+            print(f"#   {line}")
+        results["fail"] += 1
+
+
+def sh(cmd, cwd=None, check=True):
+    p = subprocess.run(cmd, cwd=cwd, shell=isinstance(cmd, str), capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"command failed: {cmd}\n{p.stdout}{p.stderr}")
+    return p
+
+
+def id_of_error(err, target_is_foreign=False):
+    """The abiscope finding id that a dlerror() text corresponds to."""
+    if err is None:
+        return None
+    if "cannot open shared object file" in err:
+        return "wrong-elf" if target_is_foreign else "library-not-found"
+    if "wrong ELF class" in err:
+        return "wrong-elf"
+    if "undefined symbol" in err:
+        return "undefined-symbol"
+    if "version `" in err and "not found" in err:
+        return "version-not-found"
+    for s in ("invalid ELF header", "file too short", "cannot read file data", "not little-endian",
+              "OS ABI invalid", "ABI version invalid", "padding in e_ident", "version does not match",
+              "only ET_DYN", "phentsize"):
+        if s in err:
+            return "invalid-elf"
+    if "Inconsistency detected by ld.so" in err:
+        return "no-version-information"
+    if "static TLS" in err:
+        return "static-tls-exhausted"
+    if "executable stack" in err:
+        return "executable-stack"
+    return "cannot-load"
+
+
+def run_pair(name, target, preload=(), lazy=False, env=None, cwd=None, as_user=None, expect=None,
+             driver=None, foreign=False):
+    """Runs the oracle and the prediction and compares them."""
+    driver = driver or DRIVER
+    env2 = dict(os.environ)
+    env2.pop("LD_LIBRARY_PATH", None)
+    env2.pop("LD_BIND_NOW", None)
+    if env:
+        env2.update(env)
+    out = tempfile.NamedTemporaryFile(prefix="abiscope-drv-", suffix=".json", delete=False)
+    out.close()
+    os.chmod(out.name, 0o666)
+    prefix = []
+    if as_user is not None:
+        prefix = ["setpriv", f"--reuid={as_user}", f"--regid={as_user}", "--clear-groups"]
+    args = []
+    for path, glob in preload:
+        args += ["--preload-global" if glob else "--preload", path]
+    if lazy:
+        args.append("--lazy")
+    real = subprocess.run(prefix + [os.path.abspath(driver), "--out", out.name] + args + [target],
+                          env=env2, cwd=cwd, capture_output=True, text=True, timeout=60)
+    try:
+        with open(out.name) as f:
+            r = json.load(f)
+    except (OSError, ValueError):
+        # glibc <= 2.40 aborts the process on a versioned reference to an
+        # object without version information: that is the verdict too.
+        line = next((l for l in real.stderr.splitlines() if "Inconsistency detected by ld.so" in l), None)
+        if not line:
+            report(False, name, f"driver produced no result (status {real.returncode})\n{real.stderr}")
+            os.unlink(out.name)
+            return None
+        r = {"preloads": [], "loads": False, "error": ASSERT_RE.sub("", line)}
+    finally:
+        if os.path.exists(out.name):
+            os.unlink(out.name)
+    pred = subprocess.run(prefix + [os.path.abspath(ABISCOPE), "why", "--json", "--process",
+                                    os.path.abspath(driver)] + args + [target],
+                          env=env2, cwd=cwd, capture_output=True, text=True, timeout=120)
+    try:
+        a = json.loads(pred.stdout)
+    except ValueError:
+        report(False, name, f"abiscope produced no JSON (status {pred.returncode})\n{pred.stderr}")
+        return None
+    if a.get("error") and "Inconsistency detected" in a["error"]:
+        a["error"] = ASSERT_RE.sub("", a["error"])
+    problems = []
+    if a["loads"] != r["loads"]:
+        problems.append(f"loads: real {r['loads']}, abiscope {a['loads']}")
+    if a["error"] != r["error"]:
+        problems.append(f"error:\n  real     {r['error']}\n  abiscope {a['error']}")
+    for i, p in enumerate(r["preloads"]):
+        ap = a["preloads"][i] if i < len(a["preloads"]) else None
+        if not ap or ap["loads"] != p["loads"] or ap["error"] != p["error"]:
+            problems.append(f"preload {p['path']}: real {p['error']}, abiscope {ap and ap['error']}")
+    first = next((f for f in a["findings"] if f.get("first_error")), None)
+    want_id = id_of_error(r["error"], foreign)
+    if want_id and (not first or first["id"] != want_id):
+        problems.append(f"first error id: expected {want_id}, abiscope {first and first['id']}")
+    if r["loads"] and pred.returncode != 0:
+        problems.append(f"exit status {pred.returncode} for a target that loads")
+    if not r["loads"] and pred.returncode != 1:
+        problems.append(f"exit status {pred.returncode} for a target that does not load")
+    if expect is not None:
+        got = "loads" if r["loads"] else want_id
+        if got != expect:
+            problems.append(f"the case is meant to show {expect}, the real loader says {got}: "
+                            f"{r['error']}")
+    report(not problems, name, "\n".join(problems))
+    return a
+
+
+# ---------------------------------------------------------------- fixtures
+
+class Fx:
+    """A fixture directory and the helpers to build objects in it."""
+
+    def __init__(self, name):
+        self.dir = os.path.abspath(os.path.join(WORK, name))
+        if os.path.exists(self.dir):
+            shutil.rmtree(self.dir)
+        os.makedirs(self.dir)
+
+    def p(self, rel):
+        return os.path.join(self.dir, rel)
+
+    def lib(self, rel, src, soname=None, flags=(), libs=(), version_script=None, cc_flags=()):
+        """Builds DIR/rel from C source."""
+        out = self.p(rel)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        c = out + ".c"
+        with open(c, "w") as f:
+            f.write(src)
+        cmd = [CC, "-shared", "-fPIC", "-o", out, c] + list(cc_flags)
+        if soname is not False:
+            cmd.append(f"-Wl,-soname,{soname or os.path.basename(rel)}")
+        if version_script:
+            vs = out + ".map"
+            with open(vs, "w") as f:
+                f.write(version_script)
+            cmd.append(f"-Wl,--version-script={vs}")
+        cmd += list(flags) + list(libs)
+        sh(cmd)
+        return out
+
+    def write(self, rel, data, mode=None):
+        out = self.p(rel)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        with open(out, "wb") as f:
+            f.write(data)
+        if mode is not None:
+            os.chmod(out, mode)
+        return out
+
+    def patch(self, rel, offset, value):
+        with open(self.p(rel), "r+b") as f:
+            f.seek(offset)
+            f.write(bytes([value]))
+
+
+def rpath(*dirs):
+    return [f"-Wl,--disable-new-dtags,-rpath,{':'.join(dirs)}"]
+
+
+def runpath(*dirs):
+    return [f"-Wl,--enable-new-dtags,-rpath,{':'.join(dirs)}"]
+
+
+def have_m32():
+    try:
+        d = tempfile.mkdtemp()
+        c = os.path.join(d, "t.c")
+        open(c, "w").write("int f(void){return 0;}\n")
+        ok = subprocess.run([CC, "-m32", "-shared", "-fPIC", "-o", os.path.join(d, "t.so"), c],
+                            capture_output=True).returncode == 0
+        shutil.rmtree(d)
+        return ok
+    except OSError:
+        return False
+
+
+def fixture_cases():
+    # -- search order -------------------------------------------------
+    fx = Fx("rpath-inherited")
+    fx.lib("deps/libc3.so", "int c3(void){return 3;}")
+    fx.lib("mid/libb.so", "int c3(void); int b(void){return c3();}",
+           libs=[fx.p("deps/libc3.so")])
+    fx.lib("top/liba.so", "int b(void); int a(void){return b();}",
+           libs=[fx.p("mid/libb.so")], flags=rpath(fx.p("deps"), fx.p("mid")))
+    run_pair("rpath of the requester's loader is inherited", fx.p("top/liba.so"), expect="loads")
+
+    fx = Fx("runpath-not-inherited")
+    fx.lib("deps/libc3.so", "int c3(void){return 3;}")
+    fx.lib("mid/libb.so", "int c3(void); int b(void){return c3();}",
+           libs=[fx.p("deps/libc3.so")])
+    fx.lib("top/liba.so", "int b(void); int a(void){return b();}",
+           libs=[fx.p("mid/libb.so")], flags=runpath(fx.p("deps"), fx.p("mid")))
+    run_pair("runpath is not inherited by dependencies", fx.p("top/liba.so"),
+             expect="library-not-found")
+
+    fx = Fx("runpath-blocks-rpath")
+    fx.lib("deps/libc3.so", "int c3(void){return 3;}")
+    fx.lib("mid/libb.so", "int c3(void); int b(void){return c3();}",
+           libs=[fx.p("deps/libc3.so")], flags=runpath("/nonexistent"))
+    fx.lib("top/liba.so", "int b(void); int a(void){return b();}",
+           libs=[fx.p("mid/libb.so")], flags=rpath(fx.p("deps"), fx.p("mid")))
+    run_pair("a requester with RUNPATH ignores inherited RPATH", fx.p("top/liba.so"),
+             expect="library-not-found")
+
+    fx = Fx("rpath-and-runpath")
+    fx.lib("deps/libc3.so", "int c3(void){return 3;}")
+    fx.lib("top/liba.so", "int c3(void); int a(void){return c3();}", libs=[fx.p("deps/libc3.so")],
+           flags=["-Wl,--enable-new-dtags,-rpath,/nonexistent", "-Wl,-z,origin"])
+    # give liba both tags: RPATH is dropped when RUNPATH is present
+    sh(["patchelf", "--force-rpath", "--set-rpath", fx.p("deps"), fx.p("top/liba.so")], check=False)
+    run_pair("RPATH and RUNPATH in one object", fx.p("top/liba.so"))
+
+    fx = Fx("llp-order")
+    fx.lib("one/libdep.so", "int dep(void){return 1;} int only_in_one(void){return 1;}")
+    fx.lib("two/libdep.so", "int dep(void){return 2;}")
+    fx.lib("top/liba.so", "int only_in_one(void); int a(void){return only_in_one();}",
+           libs=[fx.p("one/libdep.so")])
+    run_pair("LD_LIBRARY_PATH order decides which copy loads", fx.p("top/liba.so"),
+             env={"LD_LIBRARY_PATH": f"{fx.p('two')}:{fx.p('one')}"}, expect="undefined-symbol")
+    run_pair("LD_LIBRARY_PATH in the other order", fx.p("top/liba.so"),
+             env={"LD_LIBRARY_PATH": f"{fx.p('one')};{fx.p('two')}"}, expect="loads")
+    run_pair("empty LD_LIBRARY_PATH element is the current directory", fx.p("top/liba.so"),
+             env={"LD_LIBRARY_PATH": ":/nonexistent"}, cwd=fx.p("one"), expect="loads")
+    run_pair("LD_LIBRARY_PATH with $ORIGIN of the executable", fx.p("top/liba.so"),
+             env={"LD_LIBRARY_PATH": "$ORIGIN/../diff/llp-order/one"}, expect="loads")
+
+    fx = Fx("origin")
+    fx.lib("lib/libdep.so", "int dep(void){return 1;}")
+    fx.lib("bin/liba.so", "int dep(void); int a(void){return dep();}", libs=[fx.p("lib/libdep.so")],
+           flags=runpath("$ORIGIN/../lib"))
+    run_pair("$ORIGIN in RUNPATH", fx.p("bin/liba.so"), expect="loads")
+    os.symlink(fx.p("bin/liba.so"), fx.p("link.so"))
+    run_pair("$ORIGIN of an object opened through a symlink is the link's directory",
+             fx.p("link.so"), expect="library-not-found")
+    fx.lib("lib/x86_64-linux-gnu/libq.so", "int q(void){return 1;}")
+    fx.lib("libuse_lib.so", "int q(void); int u(void){return q();}",
+           libs=[fx.p("lib/x86_64-linux-gnu/libq.so")], flags=runpath("$ORIGIN/$LIB"))
+    run_pair("$LIB expands as the installed glibc does", fx.p("libuse_lib.so"), expect="loads")
+    fx.lib("x86_64/libp.so", "int pp(void){return 1;}")
+    fx.lib("libuse_plat.so", "int pp(void); int u(void){return pp();}",
+           libs=[fx.p("x86_64/libp.so")], flags=runpath("${ORIGIN}/${PLATFORM}"))
+    run_pair("${PLATFORM} in braces", fx.p("libuse_plat.so"), expect="loads")
+
+    fx = Fx("nodeflib")
+    fx.lib("libz_user.so", "int zlibVersion(void); int u(void){return zlibVersion()!=0;}",
+           libs=["-lz"], flags=["-Wl,-z,nodefaultlib"])
+    run_pair("DF_1_NODEFLIB skips cache entries in system directories", fx.p("libz_user.so"),
+             expect="library-not-found")
+
+    fx = Fx("cache")
+    fx.lib("libz_user.so", "int zlibVersion(void); int u(void){return zlibVersion()!=0;}",
+           libs=["-lz"])
+    run_pair("ld.so.cache finds a system library", fx.p("libz_user.so"), expect="loads")
+
+    fx = Fx("absolute-needed")
+    fx.lib("dep/libabs.so", "int ab(void){return 1;}", soname=False)
+    fx.lib("liba.so", "int ab(void); int a(void){return ab();}", libs=[fx.p("dep/libabs.so")])
+    run_pair("a NEEDED entry with an absolute path", fx.p("liba.so"), expect="loads")
+    os.rename(fx.p("dep/libabs.so"), fx.p("dep/gone.so"))
+    run_pair("a missing absolute NEEDED path", fx.p("liba.so"), expect="library-not-found")
+
+    fx = Fx("relative-needed")
+    fx.lib("sub/librel.so", "int rl(void){return 1;}", soname="sub/librel.so")
+    fx.lib("liba.so", "int rl(void); int a(void){return rl();}", libs=[fx.p("sub/librel.so")])
+    run_pair("a NEEDED with a slash is relative to the current directory", fx.p("liba.so"),
+             cwd=fx.dir, expect="loads")
+    run_pair("... and fails from another directory", fx.p("liba.so"), cwd="/",
+             expect="library-not-found")
+
+    fx = Fx("deep-chain")
+    n = 24
+    fx.lib(f"d{n}/libl{n}.so", f"int l{n}(void){{return {n};}}")
+    for i in range(n - 1, -1, -1):
+        fx.lib(f"d{i}/libl{i}.so", f"int l{i+1}(void); int l{i}(void){{return l{i+1}();}}",
+               libs=[fx.p(f"d{i+1}/libl{i+1}.so")])
+    dirs = [fx.p(f"d{i}") for i in range(n + 1)]
+    fx.lib("top/libtop.so", "int l0(void); int t(void){return l0();}",
+           libs=[fx.p("d0/libl0.so")], flags=rpath(*dirs))
+    run_pair(f"a chain of {n} libraries through an inherited RPATH", fx.p("top/libtop.so"),
+             expect="loads")
+    os.unlink(fx.p(f"d{n}/libl{n}.so"))
+    run_pair("the end of a deep chain missing", fx.p("top/libtop.so"), expect="library-not-found")
+
+    fx = Fx("hwcaps")
+    fx.lib("base/glibc-hwcaps/x86-64-v2/libhw.so", "int hw(void){return 2;} int hw_v2(void){return 1;}")
+    fx.lib("base/libhw.so", "int hw(void){return 1;}")
+    fx.lib("libuse_hw.so", "int hw_v2(void); int u(void){return hw_v2();}",
+           libs=[fx.p("base/glibc-hwcaps/x86-64-v2/libhw.so")], flags=runpath(fx.p("base")))
+    run_pair("glibc-hwcaps/x86-64-v2 is preferred to the directory itself", fx.p("libuse_hw.so"),
+             expect="loads")
+    fx.lib("only/glibc-hwcaps/x86-64-v2/libonly.so", "int on(void){return 1;}")
+    fx.lib("libuse_only.so", "int on(void); int u(void){return on();}",
+           libs=[fx.p("only/glibc-hwcaps/x86-64-v2/libonly.so")], flags=runpath(fx.p("only")))
+    run_pair("a library only in a hwcaps subdirectory is found", fx.p("libuse_only.so"),
+             expect="loads")
+    fx.lib("leg/tls/libleg.so", "int lg(void){return 1;}")
+    fx.lib("libuse_leg.so", "int lg(void); int u(void){return lg();}",
+           libs=[fx.p("leg/tls/libleg.so")], flags=runpath(fx.p("leg")))
+    run_pair("legacy tls/ subdirectory (searched only by glibc <= 2.36)", fx.p("libuse_leg.so"))
+
+    # -- candidates skipped and fatal -------------------------------------
+    fx = Fx("candidates")
+    fx.lib("good/libcand.so", "int cand(void){return 1;}")
+    fx.lib("liba.so", "int cand(void); int a(void){return cand();}", libs=[fx.p("good/libcand.so")])
+    fx.write("script/libcand.so", b"/* GNU ld script\n   Use the shared library. */\nGROUP ( libcand.so.1 )\n")
+    run_pair("a GNU ld script earlier on the path stops the search", fx.p("liba.so"),
+             env={"LD_LIBRARY_PATH": f"{fx.p('script')}:{fx.p('good')}"}, expect="invalid-elf")
+    fx.write("empty/libcand.so", b"")
+    run_pair("an empty file earlier on the path stops the search", fx.p("liba.so"),
+             env={"LD_LIBRARY_PATH": f"{fx.p('empty')}:{fx.p('good')}"}, expect="invalid-elf")
+    os.makedirs(fx.p("isdir/libcand.so"))
+    run_pair("a directory named like the library stops the search", fx.p("liba.so"),
+             env={"LD_LIBRARY_PATH": f"{fx.p('isdir')}:{fx.p('good')}"}, expect="invalid-elf")
+    fx.lib("foreign/libcand.so", "int cand(void){return 7;}")
+    fx.patch("foreign/libcand.so", 18, 183)   # e_machine = EM_AARCH64
+    fx.patch("foreign/libcand.so", 19, 0)
+    run_pair("a library for another machine is skipped", fx.p("liba.so"),
+             env={"LD_LIBRARY_PATH": f"{fx.p('foreign')}:{fx.p('good')}"}, expect="loads")
+    run_pair("only a library for another machine: glibc says no such file", fx.p("liba.so"),
+             env={"LD_LIBRARY_PATH": fx.p("foreign")}, expect="library-not-found")
+    if have_m32():
+        fx.lib("m32/libcand.so", "int cand(void){return 32;}", cc_flags=["-m32"])
+        run_pair("a 32-bit library is skipped", fx.p("liba.so"),
+                 env={"LD_LIBRARY_PATH": f"{fx.p('m32')}:{fx.p('good')}"}, expect="loads")
+        run_pair("only a 32-bit library: wrong ELF class", fx.p("liba.so"),
+                 env={"LD_LIBRARY_PATH": fx.p("m32")}, expect="wrong-elf")
+        run_pair("a 32-bit target", fx.p("m32/libcand.so"), expect="wrong-elf")
+    else:
+        report(None, "32-bit candidates", "no -m32 toolchain (apt: gcc-multilib)")
+    run_pair("a target for another machine", fx.p("foreign/libcand.so"), expect="wrong-elf",
+             foreign=True)
+    for label, off, val in (("big-endian data encoding", 5, 2), ("an invalid OS ABI", 7, 9),
+                            ("nonzero padding in e_ident", 12, 1), ("an invalid ABI version", 8, 7)):
+        d = label.replace(" ", "-")
+        fx.lib(f"{d}/libcand.so", "int cand(void){return 9;}")
+        fx.patch(f"{d}/libcand.so", off, val)
+        run_pair(f"a candidate with {label} stops the search", fx.p("liba.so"),
+                 env={"LD_LIBRARY_PATH": f"{fx.p(d)}:{fx.p('good')}"}, expect="invalid-elf")
+    fx.write("trunc/libcand.so", open(fx.p("good/libcand.so"), "rb").read()[:40])
+    run_pair("a truncated candidate (40 bytes) stops the search", fx.p("liba.so"),
+             env={"LD_LIBRARY_PATH": f"{fx.p('trunc')}:{fx.p('good')}"}, expect="invalid-elf")
+    fx.write("trunc2/libcand.so", open(fx.p("good/libcand.so"), "rb").read()[:200])
+    run_pair("a candidate cut after its header", fx.p("liba.so"),
+             env={"LD_LIBRARY_PATH": f"{fx.p('trunc2')}:{fx.p('good')}"})
+    os.makedirs(fx.p("loop"), exist_ok=True)
+    os.symlink("libcand.so", fx.p("loop/libcand.so"))
+    run_pair("a symlink loop on the path", fx.p("liba.so"),
+             env={"LD_LIBRARY_PATH": f"{fx.p('loop')}:{fx.p('good')}"})
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        fx.write("noperm/libcand.so", open(fx.p("good/libcand.so"), "rb").read(), mode=0o000)
+        for d in (fx.dir,):
+            os.chmod(d, 0o755)
+        run_pair("an unreadable candidate is skipped (EACCES)", fx.p("liba.so"),
+                 env={"LD_LIBRARY_PATH": f"{fx.p('noperm')}:{fx.p('good')}"}, as_user=65534,
+                 expect="loads")
+        run_pair("only an unreadable candidate", fx.p("liba.so"),
+                 env={"LD_LIBRARY_PATH": fx.p("noperm")}, as_user=65534, expect="library-not-found")
+    elif os.geteuid() != 0:
+        fx.write("noperm/libcand.so", open(fx.p("good/libcand.so"), "rb").read(), mode=0o000)
+        run_pair("an unreadable candidate is skipped (EACCES)", fx.p("liba.so"),
+                 env={"LD_LIBRARY_PATH": f"{fx.p('noperm')}:{fx.p('good')}"}, expect="loads")
+    else:
+        report(None, "EACCES candidates", "running as root without setpriv")
+    fx.write("notelf.so", b"this is not an ELF file at all, but it is long enough to be read as one." * 2)
+    run_pair("a target that is not ELF", fx.p("notelf.so"), expect="invalid-elf")
+    fx.write("exe.c", b"int main(void){return 0;}\n")
+    sh([CC, "-fPIE", "-pie", "-o", fx.p("pie"), fx.p("exe.c")])
+    run_pair("a PIE executable cannot be dlopen()ed", fx.p("pie"), expect="cannot-load")
+    sh([CC, "-no-pie", "-fno-pie", "-o", fx.p("nopie"), fx.p("exe.c")])
+    run_pair("a non-PIE executable cannot be dlopen()ed", fx.p("nopie"), expect="cannot-load")
+    fx.lib("libnoopen.so", "int x(void){return 1;}", flags=["-Wl,-z,nodlopen"])
+    run_pair("DF_1_NOOPEN", fx.p("libnoopen.so"), expect="cannot-load")
+    fx.lib("libexecstack.so", "int x(void){return 1;}", flags=["-Wl,-z,execstack"])
+    run_pair("an object that asks for an executable stack", fx.p("libexecstack.so"))
+
+    # -- symbols ----------------------------------------------------------
+    fx = Fx("symbols")
+    fx.lib("libundef_fn.so", "int nosuch(void); int f(void){return nosuch();}")
+    run_pair("undefined function under RTLD_NOW", fx.p("libundef_fn.so"), expect="undefined-symbol")
+    run_pair("undefined function under RTLD_LAZY loads", fx.p("libundef_fn.so"), lazy=True,
+             expect="loads")
+    fx.lib("libundef_now.so", "int nosuch(void); int f(void){return nosuch();}", flags=["-Wl,-z,now"])
+    run_pair("undefined function in a -z now object under RTLD_LAZY", fx.p("libundef_now.so"),
+             lazy=True, expect="undefined-symbol")
+    fx.lib("libundef_data.so", "extern int nosuch_var; int f(void){return nosuch_var;}")
+    run_pair("undefined data under RTLD_LAZY", fx.p("libundef_data.so"), lazy=True,
+             expect="undefined-symbol")
+    fx.lib("libundef_fnptr.so", "int nosuch(void); void *f(void){return (void*)nosuch;}")
+    run_pair("address of an undefined function under RTLD_LAZY", fx.p("libundef_fnptr.so"),
+             lazy=True, expect="undefined-symbol")
+    fx.lib("libweak.so", "int nosuch(void) __attribute__((weak)); int f(void){return nosuch?nosuch():0;}")
+    run_pair("weak undefined function", fx.p("libweak.so"), expect="loads")
+    fx.lib("libweak_data.so", "extern int nosuch_var __attribute__((weak)); int f(void){return &nosuch_var?nosuch_var:0;}")
+    run_pair("weak undefined data", fx.p("libweak_data.so"), expect="loads")
+    fx.lib("libfromexe.so", "int abiscope_driver_exported(int); int f(void){return abiscope_driver_exported(1);}")
+    run_pair("a symbol exported by the executable", fx.p("libfromexe.so"), expect="loads")
+    fx.lib("libhid.so", "__attribute__((visibility(\"hidden\"))) int hidden_fn(void){return 1;} int vis(void){return hidden_fn();}")
+    fx.lib("libuse_hid.so", "int hidden_fn(void); int u(void){return hidden_fn();}",
+           libs=[fx.p("libhid.so")])
+    run_pair("a hidden symbol is not exported", fx.p("libuse_hid.so"), expect="undefined-symbol")
+    fx.lib("libmany.so", "".join(f"int nosuch{i}(void);" for i in range(40)) +
+           "int f(void){return " + "+".join(f"nosuch{i}()" for i in range(40)) + ";}")
+    run_pair("forty undefined functions: the first in relocation order is reported",
+             fx.p("libmany.so"), expect="undefined-symbol")
+    fx.lib("deep/libleaf.so", "int leafmissing(void); int leaf(void){return leafmissing();}")
+    fx.lib("deep/libmid.so", "int leaf(void); int midmissing(void); int mid(void){return leaf()+midmissing();}",
+           libs=[fx.p("deep/libleaf.so")], flags=runpath(fx.p("deep")))
+    fx.lib("deep/libroot.so", "int mid(void); int rootmissing(void); int r(void){return mid()+rootmissing();}",
+           libs=[fx.p("deep/libmid.so")], flags=runpath(fx.p("deep")))
+    run_pair("undefined symbols at three depths: dependencies are relocated first",
+             fx.p("deep/libroot.so"), expect="undefined-symbol")
+
+    # -- versions ---------------------------------------------------------
+    fx = Fx("versions")
+    fx.lib("v1/libv.so", "int vfun(void){return 1;}", version_script="V1 { global: vfun; local: *; };")
+    fx.lib("v2/libv.so", "int vfun(void){return 2;} int vfun2(void){return 2;}",
+           version_script="V1 { global: vfun; local: *; };\nV2 { global: vfun2; } V1;")
+    fx.lib("libneeds_v2.so", "int vfun2(void); int u(void){return vfun2();}",
+           libs=[fx.p("v2/libv.so")], flags=runpath(fx.p("v1")))
+    run_pair("a missing version", fx.p("libneeds_v2.so"), expect="version-not-found")
+    fx.lib("v3/libv.so", "int vfun(void){return 3;} int vfun2(void){return 3;}",
+           version_script="V1 { global: vfun; local: *; };\nV2 { } V1;\nV3 { global: vfun2; } V2;")
+    fx.lib("libmoved.so", "int vfun2(void); int u(void){return vfun2();}",
+           libs=[fx.p("v2/libv.so")], flags=runpath(fx.p("v3")))
+    run_pair("a symbol that moved to another version", fx.p("libmoved.so"),
+             expect="undefined-symbol")
+    fx.lib("wk/libwv.so", "int wv(void){return 1;}", version_script="W1 { global: wv; local: *; };")
+    fx.lib("libweakver.so", "int wv(void); int u(void){return wv();}", libs=[fx.p("wk/libwv.so")],
+           flags=runpath(fx.p("wk")))
+    sh(["python3", os.path.join(os.path.dirname(os.path.abspath(__file__)), "set_weak_version.py"),
+        fx.p("libweakver.so"), "W1"], check=False)
+    run_pair("a weak version requirement", fx.p("libweakver.so"))
+    fx.lib("hidden/libhv.so", "int hv_old(void){return 1;} int hv_new(void){return 2;}\n"
+           "__asm__(\".symver hv_old,hv@HV1\"); __asm__(\".symver hv_new,hv@@HV2\");",
+           version_script="HV1 { local: *; };\nHV2 { } HV1;")
+    fx.lib("stub/libhv.so", "int hv(void){return 0;}", soname="libhv.so")
+    fx.lib("libuse_hv.so", "int hv(void); int u(void){return hv();}", libs=[fx.p("stub/libhv.so")],
+           flags=runpath(fx.p("hidden")))
+    run_pair("an unversioned reference binds the default version", fx.p("libuse_hv.so"),
+             expect="loads")
+    fx.lib("hidden2/libhv.so", "int hv_old(void){return 1;}\n__asm__(\".symver hv_old,hv@HV1\");",
+           version_script="HV1 { local: *; };")
+    fx.lib("libuse_hv2.so", "int hv(void); int u(void){return hv();}", libs=[fx.p("stub/libhv.so")],
+           flags=runpath(fx.p("hidden2")))
+    run_pair("only a hidden (non-default) version: an unversioned reference fails",
+             fx.p("libuse_hv2.so"), expect="undefined-symbol")
+    fx.lib("nover/libv.so", "int vfun2(void){return 1;}")
+    fx.lib("libneeds_v2b.so", "int vfun2(void); int u(void){return vfun2();}",
+           libs=[fx.p("v2/libv.so")], flags=runpath(fx.p("nover")))
+    run_pair("the provider has no version information at all", fx.p("libneeds_v2b.so"))
+
+    # -- process context ---------------------------------------------------
+    fx = Fx("context")
+    fx.lib("hidden/libdep.so", "int dep(void){return 1;}")
+    fx.lib("libusesdep.so", "int dep(void); int u(void){return dep();}", libs=[fx.p("hidden/libdep.so")])
+    run_pair("without the preload the dependency is not found", fx.p("libusesdep.so"),
+             expect="library-not-found")
+    run_pair("a preloaded SONAME satisfies a later NEEDED", fx.p("libusesdep.so"),
+             preload=[(fx.p("hidden/libdep.so"), False)], expect="loads")
+    fx.lib("old/libdep.so", "int dep(void){return 0;}")
+    fx.lib("new/libdep.so", "int dep(void){return 1;} int dep_new(void){return 2;}")
+    fx.lib("libnewdep.so", "int dep_new(void); int u(void){return dep_new();}",
+           libs=[fx.p("new/libdep.so")], flags=runpath(fx.p("new")))
+    run_pair("loads alone", fx.p("libnewdep.so"), expect="loads")
+    run_pair("a preloaded older copy shadows the better one", fx.p("libnewdep.so"),
+             preload=[(fx.p("old/libdep.so"), False)], expect="undefined-symbol")
+    fx.lib("libprov.so", "int provided(void){return 1;}")
+    fx.lib("libcons.so", "int provided(void); int c(void){return provided();}")
+    run_pair("RTLD_LOCAL symbols are invisible to later loads", fx.p("libcons.so"),
+             preload=[(fx.p("libprov.so"), False)], expect="undefined-symbol")
+    run_pair("RTLD_GLOBAL symbols are visible to later loads", fx.p("libcons.so"),
+             preload=[(fx.p("libprov.so"), True)], expect="loads")
+    run_pair("a preload that itself fails", fx.p("libcons.so"),
+             preload=[(fx.p("libusesdep.so"), True), (fx.p("libprov.so"), True)])
+    run_pair("a bare library name is searched like dlopen() does", "libz.so.1", expect="loads")
+    run_pair("a bare library name that is nowhere", "libabiscope-nosuch.so.7",
+             expect="library-not-found")
+    # an executable with its own RPATH: the main program's RPATH applies to deps
+    exe_dir = fx.p("exe")
+    os.makedirs(exe_dir)
+    sh([CC, "-std=c11", "-D_GNU_SOURCE", "-rdynamic", "-o", os.path.join(exe_dir, "driver_rpath"),
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "dlopen_driver.c"),
+        f"-Wl,--disable-new-dtags,-rpath,{fx.p('hidden')}"])
+    run_pair("the executable's RPATH applies to a dlopen()ed object's dependencies",
+             fx.p("libusesdep.so"), driver=os.path.join(exe_dir, "driver_rpath"), expect="loads")
+    sh([CC, "-std=c11", "-D_GNU_SOURCE", "-rdynamic", "-o", os.path.join(exe_dir, "driver_runpath"),
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "dlopen_driver.c"),
+        f"-Wl,--enable-new-dtags,-rpath,{fx.p('hidden')}"])
+    run_pair("... but not its RUNPATH", fx.p("libusesdep.so"),
+             driver=os.path.join(exe_dir, "driver_runpath"), expect="library-not-found")
+    fx.lib("tls/libbigtls.so", "__thread char big[4096] __attribute__((tls_model(\"initial-exec\")));"
+           "char *f(void){return big;}")
+    run_pair("initial-exec TLS larger than the static TLS surplus", fx.p("tls/libbigtls.so"),
+             expect="static-tls-exhausted")
+    fx.lib("tls/libsmalltls.so", "__thread int small __attribute__((tls_model(\"initial-exec\")));"
+           "int *f(void){return &small;}")
+    run_pair("a little initial-exec TLS fits", fx.p("tls/libsmalltls.so"), expect="loads")
+    fifo = fx.p("fifo/libdep.so")
+    os.makedirs(os.path.dirname(fifo))
+    os.mkfifo(fifo)
+    a = subprocess.run([ABISCOPE, "why", "--json", "--process", DRIVER, "--ld-library-path",
+                        os.path.dirname(fifo), fx.p("libusesdep.so")],
+                       capture_output=True, text=True, timeout=20)
+    ok = a.returncode == 1 and '"loader-would-hang"' in a.stdout
+    report(ok, "a FIFO on the path: abiscope does not hang and says the loader would",
+           a.stdout[-2000:] + a.stderr)
+
+
+def system_cases(dirs):
+    """Every shared library in dirs, dlopen()ed alone with RTLD_NOW."""
+    skip_names = ("libasan", "libtsan", "liblsan", "libubsan", "libhwasan", "libmemusage",
+                  "libpcprofile", "libSegFault")
+    libs = []
+    for d in dirs:
+        if not os.path.isdir(d):
+            report(None, f"system libraries in {d}", "directory absent")
+            continue
+        for name in sorted(os.listdir(d)):
+            p = os.path.join(d, name)
+            if ".so" not in name or not os.path.isfile(p):
+                continue
+            if name.startswith(skip_names):
+                continue
+            libs.append(p)
+    agree, disagree, broken = 0, [], []
+    for p in libs:
+        out = tempfile.NamedTemporaryFile(prefix="abiscope-drv-", delete=False)
+        out.close()
+        try:
+            subprocess.run([DRIVER, "--out", out.name, p], capture_output=True, timeout=30,
+                           stdin=subprocess.DEVNULL)
+            with open(out.name) as f:
+                r = json.load(f)
+        except (subprocess.TimeoutExpired, ValueError, OSError):
+            broken.append(p)   # the library's own constructor crashed or hung
+            os.unlink(out.name)
+            continue
+        os.unlink(out.name)
+        a = subprocess.run([ABISCOPE, "why", "--json", "--process", DRIVER, p],
+                           capture_output=True, text=True, timeout=120)
+        try:
+            j = json.loads(a.stdout)
+        except ValueError:
+            disagree.append((p, r["error"], "abiscope failed: " + a.stderr[-300:]))
+            continue
+        if j["loads"] == r["loads"] and j["error"] == r["error"]:
+            agree += 1
+        else:
+            disagree.append((p, r["error"], j["error"]))
+    detail = "\n".join(f"{p}\n  real     {e1}\n  abiscope {e2}" for p, e1, e2 in disagree[:20])
+    report(not disagree and agree > 0,
+           f"system libraries agree with the real loader ({agree} compared, "
+           f"{len(broken)} whose constructors crash excluded)", detail)
+    for p in broken:
+        print(f"# excluded (constructor crashed or hung under the real loader): {p}")
+
+
+def main():
+    if not os.path.exists(DRIVER):
+        print(f"not ok - dlopen driver {DRIVER} missing (run make test)")
+        return 1
+    os.makedirs(WORK, exist_ok=True)
+    mode = sys.argv[1] if len(sys.argv) > 1 else "fixtures"
+    if mode == "fixtures":
+        fixture_cases()
+    elif mode == "system":
+        system_cases(sys.argv[2:])
+    else:
+        print(__doc__)
+        return 2
+    print(f"# differential {mode}: {results['ok']} ok, {results['fail']} failed, {results['skip']} skipped")
+    return 1 if results["fail"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
