@@ -23,7 +23,9 @@ bool elf_hash_iter_init(struct elf_hash_iter *it, const struct elf_file *ef, con
 			return true;
 		}
 		uint32_t b1 = gnu_hash & (bits - 1);
-		uint32_t b2 = (gnu_hash >> ef->gnu_bloom_shift) & (bits - 1);
+		/* A hostile shift count must not be an undefined shift. */
+		uint32_t shifted = ef->gnu_bloom_shift < 32 ? gnu_hash >> ef->gnu_bloom_shift : 0;
+		uint32_t b2 = shifted & (bits - 1);
 		if (!((word >> b1) & (word >> b2) & 1)) {
 			it->done = true;
 			return true;

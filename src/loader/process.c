@@ -655,7 +655,16 @@ static void link_causes(struct fail_list *fl)
 		if (f->kind != FAIL_UNDEFINED && f->kind != FAIL_LAZY_UNDEFINED)
 			continue;
 		int direct = -1, byfile = -1, any = -1, nmissing = 0;
-		for (size_t k = 0; k < fl->n; k++) {
+		for (size_t k = 0; k < fl->n && f->version; k++) {
+			/* the version node itself is missing: certain */
+			const struct failure *c = &fl->item[k];
+			if (c->kind == FAIL_VERSION && c->version && str_eq(c->version, f->version) &&
+			    c->requester == f->requester) {
+				byfile = (int)k;
+				break;
+			}
+		}
+		for (size_t k = 0; k < fl->n && byfile < 0; k++) {
 			const struct failure *c = &fl->item[k];
 			if (c->kind != FAIL_NOT_FOUND && c->kind != FAIL_WRONG_CLASS &&
 			    c->kind != FAIL_INVALID && c->kind != FAIL_CANNOT_LOAD)
@@ -668,7 +677,10 @@ static void link_causes(struct fail_list *fl)
 			if (c->requester == f->requester && direct < 0)
 				direct = (int)k;
 		}
+		/* Certain when the symbol's version names the missing file; else
+		 * likely: a library the requester needed could not be loaded. */
 		f->cause = byfile >= 0 ? byfile : direct >= 0 ? direct : nmissing == 1 ? any : -1;
+		f->cause_guess = byfile < 0;
 	}
 }
 

@@ -123,6 +123,7 @@ struct failure {
 	bool is_data;			/* the reference is a data (non-PLT) relocation */
 	uint32_t symidx;
 	int cause;			/* index of the failure that explains this one, or -1 */
+	bool cause_guess;		/* the link is likely, not certain */
 	bool loads_anyway;		/* a warning-level failure */
 };
 

@@ -110,8 +110,11 @@ static void explain_search(struct findings *fl, struct finding *f, const struct 
 			continue;
 		}
 		if (st->nprobe == 0) {
-			finding_line(fl, f, "  %zu. %s%s%s: nothing there", i + 1, label,
-				     st->list ? " " : "", st->list ? st->list : "");
+			if (st->source == FOUND_CACHE)
+				finding_line(fl, f, "  %zu. %s: no entry for %s", i + 1, label, t->name);
+			else
+				finding_line(fl, f, "  %zu. %s%s%s: nothing there", i + 1, label,
+					     st->list ? " " : "", st->list ? st->list : "");
 			continue;
 		}
 		finding_line(fl, f, "  %zu. %s%s%s%s", i + 1, label, st->list ? " (" : "",
@@ -376,8 +379,10 @@ static void convert_result(struct conv *c, const struct dlopen_result *dr)
 			if (f && fl->cause >= 0) {
 				f->caused_by = idx[fl->cause];
 				const struct failure *cause = &dr->fail[fl->cause];
-				finding_line(&c->s->findings, f, "caused by: %s %s", failure_kind_id(cause->kind),
-					     cause->name ? cause->name : "");
+				finding_line(&c->s->findings, f, "%s: %s %s",
+					     fl->cause_guess ? "probably caused by" : "caused by",
+					     failure_kind_id(cause->kind), cause->name ? cause->name : "");
+				val_set_bool(&c->s->arena, f->fields, "cause_certain", !fl->cause_guess);
 			}
 		}
 }

@@ -1,0 +1,56 @@
+# Shared helpers for the end-to-end tests (sourced).
+#   ok COND-EXIT-STATUS NAME       - TAP line from the status of the previous command
+#   expect_eq GOT WANT NAME
+#   expect_contains TEXT NEEDLE NAME
+#   golden NAME FILE               - compares FILE with tests/golden/NAME
+# Fixtures go to $BUILD/e2e/<suite>; $ABISCOPE is the binary under test.
+: "${ABISCOPE:=./abiscope}"
+: "${BUILD:=build}"
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+CC=${CC:-cc}
+fails=0
+
+pass() { echo "ok - $1"; }
+fail() { echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; fails=$((fails + 1)); }
+expect_eq() {
+	if [ "$1" = "$2" ]; then pass "$3"; else fail "$3" "got:  $1" "want: $2"; fi
+}
+expect_contains() {
+	case "$1" in
+	*"$2"*) pass "$3" ;;
+	*) fail "$3" "missing: $2" "in: $(printf '%s' "$1" | head -c 1500)" ;;
+	esac
+}
+expect_not_contains() {
+	case "$1" in
+	*"$2"*) fail "$3" "unexpected: $2" ;;
+	*) pass "$3" ;;
+	esac
+}
+# JSON field by a python expression on j (the parsed document).
+jq_py() {
+	python3 -c "import json,sys; j=json.load(sys.stdin); print($1)"
+}
+golden() {
+	name=$1
+	file=$2
+	want="$TOP/tests/golden/$name"
+	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
+		cp "$file" "$want"
+		pass "golden $name (updated)"
+		return
+	fi
+	if diff -u "$want" "$file" >"$file.diff" 2>&1; then
+		pass "golden $name"
+	else
+		fail "golden $name" "$(head -40 "$file.diff")"
+	fi
+}
+# Replaces the build directory in output so golden files are portable.
+portable() { sed -e "s#$FX#<fx>#g" -e "s#$TOP#<top>#g"; }
+fixture_dir() {
+	FX=$(cd "$BUILD" && pwd)/e2e/$1
+	rm -rf "$FX"
+	mkdir -p "$FX"
+}
+finish() { [ "$fails" -eq 0 ]; }

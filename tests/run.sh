@@ -1,0 +1,70 @@
+#!/bin/sh
+# Runs every test and prints one summary line: "N passed, N failed".
+#
+# Each test program prints TAP-style lines ("ok - ...", "not ok - ...");
+# this script runs them all, shows failures and skips, and counts.
+#   ABISCOPE  the binary under test (default ./abiscope)
+#   BUILD     the build directory holding unit tests and tools (default build)
+#   TESTS     optional filter: only suites whose name contains it
+#   SLOW=0    skips the comparison over every system library
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+: "${ABISCOPE:=$top/abiscope}"
+: "${BUILD:=$top/build}"
+: "${TESTS:=}"
+: "${SLOW:=1}"
+export ABISCOPE BUILD
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+passed=0
+failed=0
+skipped=0
+
+run_suite() {
+	name=$1
+	shift
+	case "$name" in *"$TESTS"*) ;; *) return 0 ;; esac
+	out="$log/$(echo "$name" | tr '/ ' '__').out"
+	"$@" >"$out" 2>&1
+	status=$?
+	p=$(grep -c '^ok - ' "$out")
+	f=$(grep -c '^not ok - ' "$out")
+	s=$(grep -c '^ok - .*# SKIP' "$out")
+	p=$((p - s))
+	if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+		# a suite that died without reporting a failure counts as one
+		f=1
+		echo "not ok - $name exited with status $status" >>"$out"
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+	printf '%-40s %4d passed %3d failed %3d skipped\n' "$name" "$p" "$f" "$s"
+	if [ "$f" -ne 0 ]; then
+		grep -A12 '^not ok - ' "$out" | head -80 | sed 's/^/    /'
+	fi
+	grep '# SKIP' "$out" | sed 's/^/    /'
+}
+
+cd "$top" || exit 1
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	run_suite "unit/$(basename "$t")" "$t"
+done
+for t in "$here"/e2e/*.sh; do
+	[ -f "$t" ] || continue
+	run_suite "e2e/$(basename "$t" .sh)" sh "$t"
+done
+for t in "$here"/*/test_*.py; do
+	[ -f "$t" ] || continue
+	run_suite "$(basename "$(dirname "$t")")/$(basename "$t" .py)" python3 "$t"
+done
+run_suite "diff/fixtures" python3 "$here/diff/differential.py" fixtures
+if [ "$SLOW" != 0 ]; then
+	run_suite "diff/system-libraries" python3 "$here/diff/differential.py" system \
+		/usr/lib/x86_64-linux-gnu /usr/local/cuda/lib64
+fi
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,107 @@
+/* Unit tests: path helpers and the read-only file-system view under a root. */
+#include "unit.h"
+#include "core/fs.h"
+#include <unistd.h>
+#include <sys/stat.h>
+
+static const char *norm(const char *p)
+{
+	static char buf[512];
+	path_normalize(p, buf, sizeof buf);
+	return buf;
+}
+
+static void paths(void)
+{
+	char b[256];
+	CHECK_STR(norm("/a/./b//c/../d/"), "/a/b/d", "normalize . .. and //");
+	CHECK_STR(norm("/../x"), "/x", "normalize .. above the root");
+	CHECK_STR(norm("a/../../b"), "../b", "normalize relative ..");
+	CHECK_STR(norm("/"), "/", "normalize the root");
+	path_dirname("/usr/lib/libc.so.6", b, sizeof b);
+	CHECK_STR(b, "/usr/lib", "dirname");
+	path_dirname("libc.so.6", b, sizeof b);
+	CHECK_STR(b, ".", "dirname without a slash");
+	path_dirname("/libc.so.6", b, sizeof b);
+	CHECK_STR(b, "/", "dirname at the root");
+	CHECK_STR(path_basename("/a/b/c.so"), "c.so", "basename");
+	path_join("/a/", "/b", b, sizeof b);
+	CHECK_STR(b, "/a/b", "join collapses a doubled slash");
+}
+
+static void mk(const char *root, const char *rel, const char *content)
+{
+	char p[512];
+	snprintf(p, sizeof p, "%s/%s", root, rel);
+	FILE *f = fopen(p, "w");
+	if (f) {
+		fputs(content, f);
+		fclose(f);
+	}
+}
+
+static void rooted(void)
+{
+	char tmpl[] = "/tmp/abiscope-unit-XXXXXX";
+	char *root = mkdtemp(tmpl);
+	char p[512], q[512];
+	snprintf(p, sizeof p, "%s/usr", root);
+	mkdir(p, 0755);
+	snprintf(p, sizeof p, "%s/usr/lib", root);
+	mkdir(p, 0755);
+	mk(root, "usr/lib/libx.so", "x");
+	snprintf(p, sizeof p, "%s/lib", root);
+	CHECK(symlink("usr/lib", p) == 0, "make a relative link");
+	snprintf(p, sizeof p, "%s/abs", root);
+	CHECK(symlink("/usr/lib", p) == 0, "make an absolute link");
+	snprintf(p, sizeof p, "%s/escape", root);
+	CHECK(symlink("../../../../../../etc", p) == 0, "make an escaping link");
+	snprintf(p, sizeof p, "%s/loop", root);
+	CHECK(symlink("loop", p) == 0, "make a link loop");
+	struct fsview fs;
+	fs_init(&fs, root);
+	struct fs_stat st;
+	fs_stat(&fs, "/lib/libx.so", &st);
+	CHECK(st.kind == FS_REGULAR, "a relative link resolves inside the root");
+	fs_stat(&fs, "/abs/libx.so", &st);
+	CHECK(st.kind == FS_REGULAR, "an absolute link is re-rooted");
+	fs_stat(&fs, "/escape/passwd", &st);
+	CHECK(st.kind == FS_MISSING, "a link cannot escape the root");
+	fs_stat(&fs, "/loop/x", &st);
+	CHECK(st.kind == FS_MISSING && st.err != 0, "a link loop is an error, not a hang");
+	int err = 0;
+	CHECK(fs_realpath(&fs, "/abs/../lib/libx.so", q, sizeof q, &err), "realpath inside a root");
+	CHECK_STR(q, "/usr/lib/libx.so", "realpath is logical");
+	struct fs_probe pr;
+	uint8_t head[8];
+	fs_probe(&fs, "/usr/lib", head, sizeof head, &pr);
+	CHECK(pr.kind == FS_DIR && pr.read_err != 0, "probing a directory reports EISDIR");
+	snprintf(p, sizeof p, "%s/fifo", root);
+	mkfifo(p, 0644);
+	fs_probe(&fs, "/fifo", head, sizeof head, &pr);
+	CHECK(pr.kind == FS_FIFO && pr.head_len == 0, "a FIFO is opened without blocking and never read");
+	struct mapped_file mf;
+	struct diag d;
+	diag_clear(&d);
+	CHECK(fs_map(&fs, "/fifo", &mf, &d) == ST_NOT_FILE && strstr(d.msg, "FIFO"), "mapping a FIFO is refused");
+	diag_clear(&d);
+	CHECK(fs_map(&fs, "/lib/libx.so", &mf, &d) == ST_OK && mf.len == 1, "map a file through a link");
+	fs_unmap(&mf);
+	snprintf(q, sizeof q, "rm -rf '%s'", root);
+	unlink(p);
+	snprintf(p, sizeof p, "%s/loop", root); unlink(p);
+	snprintf(p, sizeof p, "%s/escape", root); unlink(p);
+	snprintf(p, sizeof p, "%s/abs", root); unlink(p);
+	snprintf(p, sizeof p, "%s/lib", root); unlink(p);
+	snprintf(p, sizeof p, "%s/usr/lib/libx.so", root); unlink(p);
+	snprintf(p, sizeof p, "%s/usr/lib", root); rmdir(p);
+	snprintf(p, sizeof p, "%s/usr", root); rmdir(p);
+	rmdir(root);
+}
+
+int main(void)
+{
+	paths();
+	rooted();
+	return unit_done();
+}
