@@ -17,7 +17,7 @@ CFLAGS_WARN = -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes -Wmissing-pro
 	-Wpointer-arith -Wwrite-strings -Wvla -Wformat=2 -Wno-format-nonliteral \
 	-Wimplicit-fallthrough -Wundef
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Isrc -g $(OPT) $(CFLAGS_WARN)
-LDLIBS_BASE = -lstdc++ -lpthread -ldl -lzip -ljansson -lz
+LDLIBS_BASE = -lstdc++ -lpthread -ldl -lzip -ljansson -lz -lcrypto
 CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS  += $(LDLIBS_BASE)
@@ -112,5 +112,8 @@ lint:
 
 clean:
 	rm -rf build build-asan build-fuzz abiscope
+
+# Objects that embed a data file with .incbin
+$(BUILD)/src/pyenv/providers.o: data/pyenv/providers.tsv
 
 -include $(DEPS)

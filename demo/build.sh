@@ -3,11 +3,16 @@
 # downloaded).  Each object fails in one of the ways of the problem
 # statement; run.sh shows what abiscope says about them.
 #
-#   venv/   a venv-shaped environment: a fake torch 2.10.0+cu130 whose
-#           libc10.so changed c10_cuda_check_implementation(int line) to
-#           (unsigned line); an sgl_kernel built against the old torch; an
-#           extension that needs libcufile.so.0 but looks in the CUDA 12
-#           wheel layout; NVIDIA-style lib folders; dist-info with RECORD.
+#   venv/   a venv-shaped environment: a small torch 2.10.0+cu130 (libc10,
+#           libtorch_global_deps, _C, an __init__.py with a CUDA preload
+#           list) whose libc10.so changed c10_cuda_check_implementation(int
+#           line) to (unsigned line); an sgl_kernel with sm90/ and sm100/
+#           variants built against the old torch; an extension that needs
+#           libcufile.so.0 but looks in the CUDA 12 wheel layout; one built
+#           for CUDA 12 beside torch +cu130; NVIDIA-style lib folders
+#           (cu13 and a stale cu12 nvrtc); dist-info with RECORD, a stale
+#           torch-2.5.1.dist-info, a file edited after install and a
+#           binary copied in by hand; a healthy extension.
 #   conda/  a conda-shaped environment whose python has RPATH $ORIGIN/../lib
 #           and whose old libstdc++.so.6 lacks GLIBCXX_3.4.32.
 set -eu
@@ -23,8 +28,7 @@ py=lib/python3.11/site-packages
 # ---------------------------------------------------------------- venv
 V=$out/venv
 SP=$V/$py
-mkdir -p "$V/bin" "$SP/torch/lib" "$SP/sgl_kernel/sm90" "$SP/sgl_kernel/sm100" \
-	"$SP/nvidia/cu13/lib" "$SP/gds_io" "$SP/torch-2.10.0+cu130.dist-info"
+mkdir -p "$V/bin" "$SP"
 pybin=$(command -v python3 || true)
 [ -n "$pybin" ] && ln -sf "$pybin" "$V/bin/python3"
 cat >"$V/pyvenv.cfg" <<CFG
@@ -33,18 +37,123 @@ include-system-site-packages = false
 version = 3.11.7
 CFG
 
-# torch 2.10: line_number became unsigned (the 2.9 -> 2.10 break)
+# dist NAME VERSION FILE... : a dist-info folder whose RECORD lists FILEs
+# (paths relative to site-packages) with their real sizes
+dist() {
+	name=$1
+	version=$2
+	shift 2
+	di="$SP/$(echo "$name" | tr '-' '_')-$version.dist-info"
+	mkdir -p "$di"
+	printf 'Metadata-Version: 2.1\nName: %s\nVersion: %s\n' "$name" "$version" >"$di/METADATA"
+	printf 'pip\n' >"$di/INSTALLER"
+	{
+		for f in "$@"; do
+			echo "$f,sha256=demo,$(wc -c <"$SP/$f" | tr -d ' ')"
+		done
+		echo "$(basename "$di")/METADATA,,"
+		echo "$(basename "$di")/RECORD,,"
+	} >"$di/RECORD"
+}
+so() {	# so OUT SRCFILE [cc args...]: a shared object from C
+	o=$1
+	c=$2
+	shift 2
+	mkdir -p "$(dirname "$o")"
+	$CC -shared -fPIC -o "$o" "$c" "$@"
+}
+soxx() {
+	o=$1
+	c=$2
+	shift 2
+	mkdir -p "$(dirname "$o")"
+	$CXX -shared -fPIC -o "$o" "$c" "$@"
+}
+
+# NVIDIA wheels: CUDA 13 runtime and nvrtc in the cu13 layout, a stale
+# CUDA 12 nvrtc in the cu12 layout, cuFile (CUDA 13)
+printf 'int cudaRuntimeGetVersion(int *v){*v=13000;return 0;}\n' >"$src/cudart.c"
+so "$SP/nvidia/cu13/lib/libcudart.so.13" "$src/cudart.c" -Wl,-soname,libcudart.so.13
+printf 'int nvrtcVersion(int *a,int *b){*a=13;*b=0;return 0;}\n' >"$src/nvrtc13.c"
+so "$SP/nvidia/cu13/lib/libnvrtc.so.13" "$src/nvrtc13.c" -Wl,-soname,libnvrtc.so.13
+printf 'int nvrtcVersion(int *a,int *b){*a=12;*b=8;return 0;}\n' >"$src/nvrtc12.c"
+so "$SP/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" "$src/nvrtc12.c" -Wl,-soname,libnvrtc.so.12
+printf 'int cuFileDriverOpen(void){return 0;}\n' >"$src/cufile.c"
+so "$SP/nvidia/cu13/lib/libcufile.so.0" "$src/cufile.c" -Wl,-soname,libcufile.so.0
+dist nvidia-cuda-runtime 13.0.96 nvidia/cu13/lib/libcudart.so.13
+dist nvidia-cuda-nvrtc 13.0.88 nvidia/cu13/lib/libnvrtc.so.13
+dist nvidia-cuda-nvrtc-cu12 12.8.93 nvidia/cuda_nvrtc/lib/libnvrtc.so.12
+dist nvidia-cufile 1.15.1.6 nvidia/cu13/lib/libcufile.so.0
+
+# torch 2.10.0+cu130: line_number of c10_cuda_check_implementation became
+# unsigned (the 2.9 -> 2.10 break)
 cat >"$src/c10.cpp" <<'C'
-namespace c10 { namespace cuda {
+namespace c10 {
+struct Error { Error(const char *); };
+Error::Error(const char *) {}
+namespace cuda {
 void c10_cuda_check_implementation(int err, const char *file, const char *fn, unsigned int line, bool assertions)
 { (void)err; (void)file; (void)fn; (void)line; (void)assertions; }
+int device_count() { return 0; }
 } }
 C
-$CXX -shared -fPIC -o "$SP/torch/lib/libc10.so" -Wl,-soname,libc10.so "$src/c10.cpp"
-printf "__version__ = '2.10.0+cu130'\ncuda = '13.0'\ngit_version = 'demo'\n" >"$SP/torch/version.py"
-printf 'from .version import __version__\n' >"$SP/torch/__init__.py"
+soxx "$SP/torch/lib/libc10.so" "$src/c10.cpp" -Wl,-soname,libc10.so
+printf 'int cudaRuntimeGetVersion(int *);\nint torch_global_deps_marker(void){int v;return cudaRuntimeGetVersion(&v);}\n' >"$src/gdeps.c"
+so "$SP/torch/lib/libtorch_global_deps.so" "$src/gdeps.c" -Wl,-soname,libtorch_global_deps.so \
+	-L"$SP/nvidia/cu13/lib" -l:libcudart.so.13 -Wl,--disable-new-dtags,-rpath,'$ORIGIN/../../nvidia/cu13/lib'
+cat >"$src/torch_C.cpp" <<'C'
+namespace c10 { namespace cuda { int device_count(); } }
+extern "C" int PyInit__C(void) { return c10::cuda::device_count(); }
+C
+soxx "$SP/torch/_C.cpython-311-x86_64-linux-gnu.so" "$src/torch_C.cpp" -L"$SP/torch/lib" -lc10 \
+	-Wl,--disable-new-dtags,-rpath,'$ORIGIN/lib'
+# torch/__init__.py: what abiscope reads to replay `import torch` (written for
+# the demo; the shape of the CUDA preload list follows torch 2.9+)
+cat >"$SP/torch/__init__.py" <<'PY'
+import ctypes, glob, os, sys
+from .version import __version__
 
-# sgl_kernel built against torch 2.9 (int line_number)
+def _get_cuda_dep_paths(path, lib_folder, lib_name):
+    from torch.version import cuda as cuda_version
+    paths = glob.glob(os.path.join(path, "nvidia", lib_folder, "lib", lib_name))
+    if cuda_version is not None:
+        paths += glob.glob(os.path.join(path, "nvidia", f"cu{cuda_version.split('.')[0]}", "lib", lib_name))
+    return paths
+
+def _preload_cuda_deps(err=None):
+    cuda_libs = [
+        ("cuda_runtime", "libcudart.so.*[0-9]"),
+        ("cuda_nvrtc", "libnvrtc.so.*[0-9]"),
+    ]
+    for lib_folder, lib_name in cuda_libs:
+        for path in sys.path:
+            found = _get_cuda_dep_paths(path, lib_folder, lib_name)
+            if found:
+                ctypes.CDLL(found[0])
+                break
+
+def _load_global_deps():
+    ctypes.CDLL(os.path.join(os.path.dirname(__file__), "lib", "libtorch_global_deps.so"), mode=ctypes.RTLD_GLOBAL)
+    with open("/proc/self/maps") as maps:
+        if "libcudart.so" in maps.read():
+            _preload_cuda_deps()
+
+_load_global_deps()
+from torch._C import *
+PY
+printf "__version__ = '2.10.0+cu130'\ncuda = '13.0'\ngit_version = 'demo'\n" >"$SP/torch/version.py"
+printf 'USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = False\n' >"$SP/torch/_utils_internal.py"
+dist torch 2.10.0+cu130 torch/__init__.py torch/version.py torch/_utils_internal.py torch/lib/libc10.so \
+	torch/lib/libtorch_global_deps.so torch/_C.cpython-311-x86_64-linux-gnu.so
+# version.py edited after install: RECORD no longer matches
+printf "# edited by hand\n" >>"$SP/torch/version.py"
+# a stale dist-info left by an interrupted upgrade from 2.5.1
+mkdir -p "$SP/torch-2.5.1.dist-info"
+printf 'Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1\n' >"$SP/torch-2.5.1.dist-info/METADATA"
+printf 'torch/lib/libtorch_python_251.so,sha256=x,1000\ntorch/__init__.py,sha256=x,50\n' >"$SP/torch-2.5.1.dist-info/RECORD"
+
+# sgl_kernel built against torch 2.9 (int line_number); it relies on
+# `import torch` to find libc10.so (no RUNPATH)
 cat >"$src/common_ops.cpp" <<'C'
 namespace c10 { namespace cuda {
 void c10_cuda_check_implementation(int err, const char *file, const char *fn, int line, bool assertions);
@@ -52,7 +161,6 @@ void c10_cuda_check_implementation(int err, const char *file, const char *fn, in
 extern "C" int PyInit_common_ops(void)
 { c10::cuda::c10_cuda_check_implementation(0, __FILE__, __func__, __LINE__, true); return 0; }
 C
-# link against a stub of the old libc10 so the reference has the 2.9 signature
 mkdir -p "$src/oldtorch"
 cat >"$src/oldc10.cpp" <<'C'
 namespace c10 { namespace cuda {
@@ -61,39 +169,40 @@ void c10_cuda_check_implementation(int, const char *, const char *, int, bool) {
 C
 $CXX -shared -fPIC -o "$src/oldtorch/libc10.so" -Wl,-soname,libc10.so "$src/oldc10.cpp"
 for v in sm90 sm100; do
-	$CXX -shared -fPIC -o "$SP/sgl_kernel/$v/common_ops.abi3.so" "$src/common_ops.cpp" \
-		-L"$src/oldtorch" -lc10 -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../../torch/lib'
+	soxx "$SP/sgl_kernel/$v/common_ops.abi3.so" "$src/common_ops.cpp" -L"$src/oldtorch" -lc10
 done
-printf 'from . import common_ops\n' >"$SP/sgl_kernel/__init__.py"
+printf 'import torch\nfrom .load_utils import load_common_ops\n' >"$SP/sgl_kernel/__init__.py"
+dist sgl-kernel 0.3.21 sgl_kernel/__init__.py sgl_kernel/sm90/common_ops.abi3.so sgl_kernel/sm100/common_ops.abi3.so
 
-# A CUDA 13 library installed in the cu13 wheel layout (nvidia/cu13/lib);
-# the extension's RUNPATH points at the CUDA 12 layout (nvidia/cufile/lib).
-# (libcufile rather than libnvrtc: the toolkit on a CUDA machine would
-# otherwise satisfy the demo through ld.so.cache.)
-cat >"$src/cufile.c" <<'C'
-int cuFileDriverOpen(void) { return 0; }
-C
-$CC -shared -fPIC -o "$SP/nvidia/cu13/lib/libcufile.so.0" -Wl,-soname,libcufile.so.0 "$src/cufile.c"
-cat >"$src/cufile_user.c" <<'C'
-int cuFileDriverOpen(void);
-int PyInit__C(void) { return cuFileDriverOpen(); }
-C
-$CC -shared -fPIC -o "$SP/gds_io/_C.abi3.so" "$src/cufile_user.c" \
-	-L"$SP/nvidia/cu13/lib" -l:libcufile.so.0 \
+# a CUDA 13 library installed in the cu13 layout; the extension's RUNPATH
+# points at the CUDA 12 layout (nvidia/cufile/lib)
+printf 'int cuFileDriverOpen(void);\nint PyInit__C(void){return cuFileDriverOpen();}\n' >"$src/gds.c"
+so "$SP/gds_io/_C.abi3.so" "$src/gds.c" -L"$SP/nvidia/cu13/lib" -l:libcufile.so.0 \
 	-Wl,--enable-new-dtags,-rpath,'$ORIGIN/../nvidia/cufile/lib'
+printf '' >"$SP/gds_io/__init__.py"
+dist gds-io 1.0 gds_io/__init__.py gds_io/_C.abi3.so
 
-# dist-info for the fake torch, with a RECORD
-di=$SP/torch-2.10.0+cu130.dist-info
-printf 'Metadata-Version: 2.1\nName: torch\nVersion: 2.10.0+cu130\n' >"$di/METADATA"
-printf 'pip\n' >"$di/INSTALLER"
-{
-	for f in torch/__init__.py torch/version.py torch/lib/libc10.so; do
-		size=$(wc -c <"$SP/$f")
-		echo "$f,,$size"
-	done
-	echo "torch-2.10.0+cu130.dist-info/METADATA,,"
-	echo "torch-2.10.0+cu130.dist-info/RECORD,,"
-} >"$di/RECORD"
+# an extension built for CUDA 12 (+cu128) beside torch +cu130
+mkdir -p "$src/cu12"
+printf 'int cudaRuntimeGetVersion(int *v){*v=12080;return 0;}\n' >"$src/cudart12.c"
+$CC -shared -fPIC -o "$src/cu12/libcudart.so.12" -Wl,-soname,libcudart.so.12 "$src/cudart12.c"
+printf 'int cudaRuntimeGetVersion(int *);\nint PyInit__C(void){int v;return cudaRuntimeGetVersion(&v);}\n' >"$src/ctc.c"
+so "$SP/fast_ctc/_C.cpython-311-x86_64-linux-gnu.so" "$src/ctc.c" -L"$src/cu12" -l:libcudart.so.12
+printf 'import torch\n' >"$SP/fast_ctc/__init__.py"
+dist fast-ctc 0.2.0+cu128 fast_ctc/__init__.py fast_ctc/_C.cpython-311-x86_64-linux-gnu.so
+
+# a healthy extension built against this torch
+cat >"$src/good.cpp" <<'C'
+namespace c10 { namespace cuda { int device_count(); } }
+extern "C" int PyInit__ops(void) { return c10::cuda::device_count(); }
+C
+soxx "$SP/good_ops/_ops.cpython-311-x86_64-linux-gnu.so" "$src/good.cpp" -L"$SP/torch/lib" -lc10
+printf 'import torch\nfrom . import _ops\n' >"$SP/good_ops/__init__.py"
+dist good-ops 1.4.0 good_ops/__init__.py good_ops/_ops.cpython-311-x86_64-linux-gnu.so
+
+# a helper library copied in by hand: no RECORD lists it
+printf 'int helper(void){return 1;}\n' >"$src/helper.c"
+so "$SP/good_ops/libhelper_copied.so" "$src/helper.c"
 
 # ---------------------------------------------------------------- conda
 C=$out/conda

@@ -10,12 +10,12 @@ SP=$here/build/venv/lib/python3.11/site-packages
 C=$here/build/conda
 say() { printf '\n\033[1m=== %s\033[0m\n$ %s\n' "$1" "$2"; }
 
-say "a torch upgrade changed a C++ signature under sgl_kernel" \
-	"abiscope why $SP/sgl_kernel/sm100/common_ops.abi3.so"
-"$A" why "$SP/sgl_kernel/sm100/common_ops.abi3.so"
+say "the whole environment: every extension module, in the state it would meet" \
+	"abiscope check $here/build/venv"
+"$A" check "$here/build/venv"
 
-say "libcufile.so.0 is installed (CUDA 13 layout), but not where the extension looks" \
-	"abiscope why $SP/gds_io/_C.abi3.so"
+say "one extension, with the dependency tree" \
+	"abiscope why --preload-global .../torch/lib/libc10.so $SP/gds_io/_C.abi3.so"
 "$A" why "$SP/gds_io/_C.abi3.so"
 
 say "conda's old libstdc++ shadows the one the extension was built for" \

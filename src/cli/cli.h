@@ -35,5 +35,6 @@ int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(pri
 bool parse_color(const char *v, enum color_mode *out);
 
 int cmd_why(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

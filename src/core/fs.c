@@ -439,14 +439,16 @@ enum status fs_read_small(const struct fsview *fs, const char *path, size_t max,
 			      "file larger than %zu bytes", max);
 		goto out;
 	}
-	buf = malloc((size_t)sb.st_size + 1);
+	/* procfs and sysfs files report size 0: read those up to max. */
+	size_t want = sb.st_size ? (size_t)sb.st_size : max;
+	buf = malloc(want + 1);
 	if (!buf) {
 		st = diag_errno(d, path, ENOMEM, "cannot read");
 		goto out;
 	}
 	size_t got = 0;
-	while (got < (size_t)sb.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
+	while (got < want) {
+		ssize_t r = read(fd, buf + got, want - got);
 		if (r < 0) {
 			st = diag_errno(d, path, errno, "cannot read");
 			goto out;
@@ -478,7 +480,8 @@ bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *
 	while ((de = readdir(dir)) != NULL) {
 		if (str_eq(de->d_name, ".") || str_eq(de->d_name, ".."))
 			continue;
-		if (!fn(ctx, de->d_name, de->d_type == DT_DIR))
+		enum fs_kind kind = de->d_type == DT_DIR ? FS_DIR : de->d_type == DT_REG ? FS_REGULAR : FS_OTHER;
+		if (!fn(ctx, de->d_name, kind, de->d_type == DT_LNK))
 			break;
 	}
 	closedir(dir);

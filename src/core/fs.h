@@ -85,8 +85,11 @@ void fs_unmap(struct mapped_file *mf);
 enum status fs_read_small(const struct fsview *fs, const char *path, size_t max, char **out,
 			  size_t *len, struct diag *d);
 
-/* Directory listing: calls fn for each entry name other than . and .. */
-typedef bool (*fs_dir_fn)(void *ctx, const char *name, bool is_dir_hint);
+/* Directory listing: calls fn for each entry name other than . and ..;
+ * kind is FS_DIR, FS_REGULAR or FS_OTHER (unknown, or anything else);
+ * is_link says the entry itself is a symbolic link (kind is then unknown).
+ * fn returns false to stop. */
+typedef bool (*fs_dir_fn)(void *ctx, const char *name, enum fs_kind kind, bool is_link);
 bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *ctx);
 
 /* Path helpers (pure string operations, no file-system access). */

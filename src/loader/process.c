@@ -807,6 +807,8 @@ void proc_dlopen(struct process *p, const char *path, bool global, struct dlopen
 		return;
 	}
 	r->root = root;
+	r->root_preexisting = root->dlopen_serial != p->serial;
+	r->root_was_opened = root->opened;
 	if (root->opened) {
 		/* Already opened before: only RTLD_GLOBAL can change. */
 		r->ok = true;
@@ -869,6 +871,32 @@ void proc_dlopen(struct process *p, const char *path, bool global, struct dlopen
 				bfs.item[i]->global = true;
 				ptrvec_push(p->arena, &p->global, bfs.item[i]);
 			}
+}
+
+void proc_mark_save(const struct process *p, struct proc_mark *m)
+{
+	m->nmaps = p->maps.n;
+	m->nglobal = p->global.n;
+	m->static_tls = p->static_tls_optional;
+	m->sim_errno = p->sim_errno;
+}
+
+void proc_rewind(struct process *p, const struct proc_mark *m, const struct dlopen_result *r)
+{
+	if (p->maps.n > m->nmaps)
+		p->maps.n = m->nmaps;
+	if (p->global.n > m->nglobal) {
+		for (size_t i = m->nglobal; i < p->global.n; i++)
+			((struct lmap *)p->global.item[i])->global = false;
+		p->global.n = m->nglobal;
+	}
+	p->static_tls_optional = m->static_tls;
+	p->sim_errno = m->sim_errno;
+	if (r && r->root && r->root_preexisting && !r->root_was_opened) {
+		r->root->opened = false;
+		r->root->searchlist = NULL;
+		r->root->nsearchlist = 0;
+	}
 }
 
 struct lmap *proc_lookup(struct process *p, struct lmap *requester, const char *name,

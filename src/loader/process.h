@@ -167,7 +167,21 @@ struct dlopen_result {
 	size_t nfail;
 	size_t first;			/* index of the first error in fail[] */
 	bool global;
+	bool root_preexisting;		/* the root was loaded before this dlopen */
+	bool root_was_opened;		/* ... and had been dlopen()ed itself */
 };
+
+/*
+ * A saved state of the process, to try several dlopens from one starting
+ * point (every extension "after import torch") without replaying the
+ * start: proc_rewind() forgets everything loaded since the mark.
+ */
+struct proc_mark {
+	size_t nmaps, nglobal, static_tls;
+	int sim_errno;
+};
+void proc_mark_save(const struct process *p, struct proc_mark *m);
+void proc_rewind(struct process *p, const struct proc_mark *m, const struct dlopen_result *r);
 
 /*
  * Starts a process for executable exe (logical path; NULL for a bare

@@ -1,0 +1,419 @@
+/*
+ * cmd_check.c: `abiscope check` - would every extension module of an
+ * environment import; grouped by distribution, failures first.
+ */
+#include "cli/cli.h"
+#include "pyenv/check.h"
+
+static const char check_help[] =
+	"usage: abiscope check [options] [PATH...]\n"
+	"\n"
+	"Checks that every extension module of a Python environment would import,\n"
+	"without running Python: each one is dlopen()ed in the state it would meet\n"
+	"(after `import torch` when it needs torch), and every failure is explained.\n"
+	"\n"
+	"PATH is a venv, a conda environment, a site-packages folder, a python\n"
+	"executable, or any folder or file (every ELF object in it is checked).\n"
+	"Without PATH: $VIRTUAL_ENV, then $CONDA_PREFIX, then the python3 on PATH.\n"
+	"\n"
+	"options:\n"
+	"  --python PATH      the interpreter to model (its environment, or the one PATH is in)\n"
+	"  --libraries        also check libraries that are not extension modules\n"
+	"  --verify-hashes    compare every RECORD sha256 with the file (slower)\n"
+	"  --ld-library-path LIST  LD_LIBRARY_PATH of the process (default: the environment's)\n"
+	"  --root DIR         inspect the file system under DIR\n"
+	"  --json             one JSON object on stdout\n"
+	"  --color WHEN       auto (default), always or never\n"
+	"  -v, --verbose      also list healthy distributions and notes\n"
+	"\n"
+	"exit status: 0 everything imports, 1 something would fail, 2 usage error,\n"
+	"3 a PATH could not be read\n";
+
+struct check_cli {
+	const char *paths[64];
+	size_t npaths;
+	const char *root;
+	bool json, verbose;
+	enum color_mode color;
+	struct check_options opt;
+	bool llp_given;
+};
+
+static int parse(int argc, char **argv, struct check_cli *o)
+{
+	struct args a = { argc, argv, 1, false, "check" };
+	bool err = false;
+	const char *v;
+	for (; a.i < argc; a.i++) {
+		const char *s = argv[a.i];
+		if (!a.no_more_options && str_eq(s, "--")) {
+			a.no_more_options = true;
+		} else if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
+			fputs(check_help, stdout);
+			return -1;
+		} else if (arg_is(&a, "--json")) {
+			o->json = true;
+		} else if (arg_is(&a, "-v") || arg_is(&a, "--verbose")) {
+			o->verbose = true;
+		} else if (arg_is(&a, "--verify-hashes")) {
+			o->opt.verify_hashes = true;
+		} else if (arg_is(&a, "--libraries")) {
+			o->opt.libraries_too = true;
+		} else if (arg_value(&a, "--python", &v, &err)) {
+			o->opt.python = v;
+		} else if (arg_value(&a, "--root", &v, &err)) {
+			o->root = v;
+		} else if (arg_value(&a, "--ld-library-path", &v, &err)) {
+			o->opt.ld_library_path = v;
+			o->llp_given = true;
+		} else if (arg_value(&a, "--color", &v, &err)) {
+			if (!err && !parse_color(v, &o->color))
+				return usage_error("check", "--color takes auto, always or never");
+		} else if (!a.no_more_options && s[0] == '-' && s[1]) {
+			return usage_error("check", "unknown option %s", s);
+		} else {
+			if (o->npaths == ARRAY_SIZE(o->paths))
+				return usage_error("check", "too many paths");
+			o->paths[o->npaths++] = s;
+		}
+		if (err)
+			return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* ---- grouping by distribution ---- */
+
+struct group {
+	const char *name;	/* distribution name, or a folder for unowned objects */
+	const char *version;
+	const struct dist *dist;
+	size_t nmod, nfail;
+	struct ptrvec verdicts;	/* struct module_verdict * */
+};
+
+static struct group *group_for(struct scan *s, struct ptrvec *groups, const struct module_verdict *v)
+{
+	const struct dist *d = v->io->dist;
+	const char *name = d ? d->name : v->io->in_stdlib ? "(the standard library)"
+		: v->io->package ? v->io->package : "(not owned by any distribution)";
+	for (size_t i = 0; i < groups->n; i++) {
+		struct group *g = groups->item[i];
+		if (g->dist == d && str_eq(g->name, name))
+			return g;
+	}
+	struct group *g = arena_alloc(&s->arena, sizeof *g);
+	g->name = name;
+	g->version = d ? d->version : NULL;
+	g->dist = d;
+	ptrvec_push(&s->arena, groups, g);
+	return g;
+}
+
+static void groups_of(struct scan *s, const struct env_check *c, struct ptrvec *groups)
+{
+	for (size_t i = 0; i < c->nv; i++) {
+		const struct module_verdict *v = &c->v[i];
+		struct group *g = group_for(s, groups, v);
+		ptrvec_push(&s->arena, &g->verdicts, (void *)v);
+		g->nmod++;
+		if (v->state == V_FAILS)
+			g->nfail++;
+	}
+}
+
+/* ---- text ---- */
+
+static const char *display_name(const struct module_verdict *v)
+{
+	return v->io->module ? v->io->module : path_basename(v->io->path);
+}
+
+static void print_finding_tree(const struct term *t, const struct findings *fl, size_t first, size_t end,
+			       const struct finding *f, int depth, bool verbose)
+{
+	const char *pad = depth == 0 ? "      " : depth == 1 ? "          " : "              ";
+	const char *col = f->severity == SEV_ERROR ? c_red(t) : f->severity == SEV_WARNING ? c_yellow(t) : c_cyan(t);
+	fprintf(t->out, "%s%s%s[%s]%s %s\n", pad, col, severity_name(f->severity), f->id, c_reset(t),
+		f->title ? f->title : "");
+	size_t nlines = verbose ? f->lines.n : MIN(f->lines.n, (size_t)(depth == 0 ? 14 : depth == 1 ? 12 : 3));
+	for (size_t i = 0; i < nlines; i++)
+		fprintf(t->out, "%s    %s\n", pad, (const char *)f->lines.item[i]);
+	if (f->fix)
+		fprintf(t->out, "%s    %sfix:%s %s\n", pad, c_green(t), c_reset(t), f->fix);
+	if (depth >= 2)
+		return;
+	size_t shown = 0, more = 0;
+	for (size_t i = first; i < end; i++) {
+		const struct finding *g = fl->list.item[i];
+		if (g->caused_by != f->index)
+			continue;
+		if (!verbose && shown >= 3) {
+			more++;
+			continue;
+		}
+		print_finding_tree(t, fl, first, end, g, depth + 1, verbose);
+		shown++;
+	}
+	if (more)
+		fprintf(t->out, "%s    ... and %zu more caused by this (-v shows them)\n", pad, more);
+}
+
+/* The findings of [first, end) whose cause is outside the range or absent. */
+static void print_roots(const struct term *t, const struct findings *fl, size_t first, size_t end, bool verbose)
+{
+	for (size_t i = first; i < end; i++) {
+		const struct finding *f = fl->list.item[i];
+		if (f->caused_by >= (int)first && f->caused_by < (int)end)
+			continue;
+		if (!verbose && f->severity == SEV_NOTE)
+			continue;
+		print_finding_tree(t, fl, first, end, f, 0, verbose);
+	}
+}
+
+static void print_env_text(struct scan *s, const struct term *t, const struct env_check *c, bool verbose)
+{
+	const struct pyenv *e = &c->env;
+	fprintf(t->out, "%senvironment%s  %s %s", c_bold(t), c_reset(t), pyenv_kind_name(e->kind), e->root);
+	if (e->py_major)
+		fprintf(t->out, " (Python %d.%d)", e->py_major, e->py_minor);
+	fputc('\n', t->out);
+	if (e->python)
+		fprintf(t->out, "%sinterpreter%s  %s\n", c_bold(t), c_reset(t), e->python);
+	if (c->python_problem)
+		fprintf(t->out, "%sinterpreter%s  %s%s%s\n", c_bold(t), c_reset(t), c_red(t), c->python_problem,
+			c_reset(t));
+	fprintf(t->out, "%sobjects%s      %zu ELF objects: %zu extension modules (and %zu of the standard library), "
+		"%zu distributions\n", c_bold(t), c_reset(t), c->inv.nobj, c->nextensions, c->nstdlib,
+		c->inv.dists.all.n);
+	if (c->torch.found) {
+		fprintf(t->out, "%storch%s        %s%s%s", c_bold(t), c_reset(t), c->torch.version ? c->torch.version : "?",
+			c->torch.cuda ? ", CUDA " : ", CPU build", c->torch.cuda ? c->torch.cuda : "");
+		if (c->torch_replayed)
+			fprintf(t->out, "; import torch: %s%s%s (%zu libraries loaded by the import)\n",
+				c->torch_import.ok ? c_green(t) : c_red(t),
+				c->torch_import.ok ? "ok" : c->torch_import.error, c_reset(t), c->torch_import.nstep);
+		else
+			fputc('\n', t->out);
+	}
+	fputc('\n', t->out);
+	/* torch's own import failure first */
+	for (size_t i = 0; i < s->findings.list.n; i++) {
+		const struct finding *f = s->findings.list.item[i];
+		if (str_eq(f->id, "import-fails")) {
+			fprintf(t->out, "%sFAILS%s  import torch\n", c_red(t), c_reset(t));
+			print_roots(t, &s->findings, i, i + 1, verbose);
+			for (size_t k = 0; k < s->findings.list.n; k++) {
+				const struct finding *g = s->findings.list.item[k];
+				if (g->caused_by == f->index)
+					print_finding_tree(t, &s->findings, 0, s->findings.list.n, g, 1, verbose);
+			}
+			fputc('\n', t->out);
+		}
+	}
+	struct ptrvec groups = { 0 };
+	groups_of(s, c, &groups);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t gi = 0; gi < groups.n; gi++) {
+			const struct group *g = groups.item[gi];
+			if ((pass == 0) != (g->nfail > 0))
+				continue;
+			if (pass == 1 && !verbose)
+				continue;
+			bool stdlib_only = true;
+			for (size_t k = 0; k < g->verdicts.n; k++)
+				stdlib_only &= ((const struct module_verdict *)g->verdicts.item[k])->io->in_stdlib;
+			if (stdlib_only && !g->nfail && !verbose)
+				continue;
+			fprintf(t->out, "%s%s%s  %s%s%s%s\n", g->nfail ? c_red(t) : c_green(t), g->nfail ? "FAILS" : "ok   ",
+				c_reset(t), c_bold(t), g->name, g->version ? " " : "", g->version ? g->version : "");
+			for (size_t k = 0; k < g->verdicts.n; k++) {
+				const struct module_verdict *v = g->verdicts.item[k];
+				if (v->state == V_OK && !verbose)
+					continue;
+				fprintf(t->out, "   %s%s%s  %s\n", c_bold(t), display_name(v), c_reset(t),
+					v->state == V_OK ? (v->in_torch_import ? "imports (loaded by import torch)" : "imports")
+					: v->state == V_FAILS ? "would fail to import" : "not checked");
+				if (v->state != V_FAILS)
+					continue;
+				if (v->dlerror)
+					fprintf(t->out, "      %sImportError: %s%s\n", c_dim(t), v->dlerror, c_reset(t));
+				print_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
+			}
+			if (pass == 0)
+				fputc('\n', t->out);
+		}
+	if (c->env_finding_end > c->env_finding_first) {
+		fprintf(t->out, "%senvironment%s\n", c_bold(t), c_reset(t));
+		print_roots(t, &s->findings, c->env_finding_first, c->env_finding_end, verbose);
+		fputc('\n', t->out);
+	}
+	if (verbose) {
+		for (size_t i = 0; i < e->notes.n; i++)
+			fprintf(t->out, "%snote:%s %s\n", c_dim(t), c_reset(t), (const char *)e->notes.item[i]);
+		for (size_t i = 0; i < c->torch.notes.n; i++)
+			fprintf(t->out, "%snote:%s %s\n", c_dim(t), c_reset(t), (const char *)c->torch.notes.item[i]);
+	}
+}
+
+/* ---- JSON ---- */
+
+static void print_env_json(struct scan *s, struct jw *w, const struct env_check *c)
+{
+	const struct pyenv *e = &c->env;
+	jw_obj_begin(w);
+	jw_kstr(w, "root", e->root);
+	jw_kstr(w, "kind", pyenv_kind_name(e->kind));
+	jw_kstr(w, "python", e->python);
+	jw_kstr(w, "python_version", e->py_major ? arena_printf(&s->arena, "%d.%d", e->py_major, e->py_minor) : NULL);
+	jw_kstr(w, "interpreter_problem", c->python_problem);
+	jw_key(w, "site_packages");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < e->nsite; i++)
+		jw_str(w, e->site[i]);
+	jw_arr_end(w);
+	jw_kint(w, "objects", (int64_t)c->inv.nobj);
+	jw_kint(w, "extension_modules", (int64_t)c->nextensions);
+	jw_kint(w, "failing_extension_modules", (int64_t)c->nfail_ext);
+	jw_key(w, "torch");
+	if (c->torch.found) {
+		jw_obj_begin(w);
+		jw_kstr(w, "version", c->torch.version);
+		jw_kstr(w, "cuda", c->torch.cuda);
+		jw_kbool(w, "import_ok", c->torch_replayed && c->torch_import.ok);
+		jw_kstr(w, "import_error", c->torch_import.error);
+		jw_key(w, "import_steps");
+		jw_arr_begin(w);
+		for (size_t i = 0; i < c->torch_import.nstep; i++) {
+			const struct import_step *sp = &c->torch_import.step[i];
+			jw_obj_begin(w);
+			jw_kstr(w, "path", sp->path);
+			jw_kbool(w, "global", sp->global);
+			jw_kstr(w, "why", sp->why);
+			jw_kbool(w, "ok", sp->ok);
+			jw_kstr(w, "error", sp->error);
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+		jw_obj_end(w);
+	} else {
+		jw_null(w);
+	}
+	jw_key(w, "distributions");
+	jw_arr_begin(w);
+	struct ptrvec groups = { 0 };
+	groups_of(s, c, &groups);
+	for (size_t gi = 0; gi < groups.n; gi++) {
+		const struct group *g = groups.item[gi];
+		jw_obj_begin(w);
+		jw_kstr(w, "name", g->name);
+		jw_kstr(w, "version", g->version);
+		jw_kstr(w, "installer", g->dist ? g->dist->installer : NULL);
+		jw_kbool(w, "ok", g->nfail == 0);
+		jw_key(w, "modules");
+		jw_arr_begin(w);
+		for (size_t k = 0; k < g->verdicts.n; k++) {
+			const struct module_verdict *v = g->verdicts.item[k];
+			jw_obj_begin(w);
+			jw_kstr(w, "module", v->io->module);
+			jw_kstr(w, "path", v->io->path);
+			jw_kbool(w, "extension", v->io->is_extension);
+			jw_kstr(w, "status", v->state == V_OK ? "ok" : v->state == V_FAILS ? "fails" : "not-checked");
+			jw_kstr(w, "error", v->dlerror);
+			jw_kstr(w, "context", v->context);
+			jw_key(w, "findings");
+			jw_arr_begin(w);
+			for (size_t f = v->finding_first; f < v->finding_end; f++)
+				jw_int(w, (int64_t)f);
+			jw_arr_end(w);
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "notes");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < e->notes.n; i++)
+		jw_str(w, e->notes.item[i]);
+	for (size_t i = 0; i < c->torch.notes.n; i++)
+		jw_str(w, c->torch.notes.item[i]);
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+int cmd_check(int argc, char **argv)
+{
+	struct check_cli o;
+	memset(&o, 0, sizeof o);
+	int rc = parse(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	struct scan s;
+	scan_init(&s, o.root);
+	o.opt.path_env = o.root ? NULL : getenv("PATH");
+	if (!o.llp_given)
+		o.opt.ld_library_path = o.root ? NULL : getenv("LD_LIBRARY_PATH");
+	const char *bn = o.root ? NULL : getenv("LD_BIND_NOW");
+	o.opt.ld_bind_now = bn && *bn;
+	const char *tg = o.root ? NULL : getenv("TORCH_USE_RTLD_GLOBAL");
+	o.opt.torch_rtld_global = tg && *tg;
+	size_t nenv = o.npaths ? o.npaths : 1;
+	struct env_check *envs = arena_calloc(&s.arena, nenv, sizeof *envs);
+	int code = EXIT_OK;
+	size_t nfail = 0, next = 0;
+	for (size_t i = 0; i < nenv; i++) {
+		struct diag d;
+		diag_clear(&d);
+		if (check_env(&s, o.npaths ? o.paths[i] : NULL, &o.opt, &envs[i], &d) != ST_OK) {
+			fprintf(stderr, "abiscope check: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
+			scan_release(&s);
+			return d.status == ST_NOT_FOUND ? EXIT_USAGE : EXIT_UNREADABLE;
+		}
+		nfail += envs[i].nfail_ext + envs[i].nfail_lib;
+		next += envs[i].nextensions;
+	}
+	bool torch_fails = false;
+	for (size_t i = 0; i < s.findings.list.n; i++)
+		if (str_eq(((struct finding *)s.findings.list.item[i])->id, "import-fails"))
+			torch_fails = true;
+	if (nfail || torch_fails)
+		code = EXIT_FAILS;
+	size_t nwarn = findings_count(&s.findings, SEV_WARNING);
+	if (o.json) {
+		struct jw w;
+		jw_init(&w, stdout);
+		jw_obj_begin(&w);
+		jw_kstr(&w, "abiscope", ABISCOPE_VERSION);
+		jw_kstr(&w, "command", "check");
+		jw_kbool(&w, "ok", code == EXIT_OK);
+		jw_key(&w, "summary");
+		jw_obj_begin(&w);
+		jw_kint(&w, "extension_modules", (int64_t)next);
+		jw_kint(&w, "failing", (int64_t)nfail);
+		jw_kint(&w, "errors", (int64_t)findings_count(&s.findings, SEV_ERROR));
+		jw_kint(&w, "warnings", (int64_t)nwarn);
+		jw_obj_end(&w);
+		jw_key(&w, "environments");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < nenv; i++)
+			print_env_json(&s, &w, &envs[i]);
+		jw_arr_end(&w);
+		jw_key(&w, "findings");
+		render_findings_json(&w, &s.findings);
+		jw_obj_end(&w);
+		jw_end(&w);
+	} else {
+		struct term t;
+		term_init(&t, stdout, o.color);
+		for (size_t i = 0; i < nenv; i++)
+			print_env_text(&s, &t, &envs[i], o.verbose);
+		fprintf(t.out, "%s%s%s: %zu of %zu extension module%s would fail to import%s; %zu warning%s\n",
+			code ? c_red(&t) : c_green(&t), code ? "FAIL" : "OK", c_reset(&t), nfail, next,
+			next == 1 ? "" : "s", torch_fails ? " (and import torch itself fails)" : "", nwarn,
+			nwarn == 1 ? "" : "s");
+	}
+	scan_release(&s);
+	return code;
+}

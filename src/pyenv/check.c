@@ -1,0 +1,708 @@
+#include "pyenv/check.h"
+#include "loader/verdict.h"
+#include "pyenv/interpreter.h"
+#include "pyenv/providers.h"
+
+#include <limits.h>
+#include <stdarg.h>
+
+#define MAX_RECORD_REPORT 12
+
+/* ---- the processes: a fresh interpreter, and one after `import torch` ---- */
+
+struct check_ctx {
+	struct scan *s;
+	struct env_check *c;
+	const struct check_options *o;
+	struct process base;
+	bool base_ok;
+	struct process torchp;
+	bool torch_ok;
+	struct strmap pkg_imports_torch;	/* package -> (void*)1 yes / (void*)2 no */
+};
+
+static void set_fields(struct scan *s, struct finding *f, const struct inv_obj *io)
+{
+	if (!io)
+		return;
+	val_set(&s->arena, f->fields, "distribution", val_str(&s->arena, io->dist ? io->dist->name : NULL));
+	val_set(&s->arena, f->fields, "module", val_str(&s->arena, io->module));
+	val_set(&s->arena, f->fields, "package", val_str(&s->arena, io->package));
+}
+
+/* Does <site>/<package>/__init__.py import torch at its top level? */
+static bool package_imports_torch(struct check_ctx *x, const struct inv_obj *io)
+{
+	if (!io->site || !io->package)
+		return false;
+	void *v = strmap_get(&x->pkg_imports_torch, io->package);
+	if (v)
+		return v == (void *)1;
+	bool yes = false;
+	char *text;
+	size_t len;
+	struct diag d;
+	diag_clear(&d);
+	const char *init = arena_printf(&x->s->arena, "%s/%s/__init__.py", io->site, io->package);
+	if (fs_read_small(&x->s->fs, init, 4u << 20, &text, &len, &d) == ST_OK) {
+		for (const char *line = text; line && *line;) {
+			const char *eol = strchr(line, '\n');
+			if (str_starts(line, "import torch") || str_starts(line, "from torch")) {
+				char c = line[str_starts(line, "import torch") ? 12 : 10];
+				if (c == '\n' || c == ' ' || c == '.' || c == ',' || c == '\r' || c == '\0') {
+					yes = true;
+					break;
+				}
+			}
+			line = eol ? eol + 1 : NULL;
+		}
+		free(text);
+	}
+	strmap_put(&x->s->arena, &x->pkg_imports_torch, io->package, yes ? (void *)1 : (void *)2);
+	return yes;
+}
+
+/* Does the object need a library that lives in torch's folder? */
+static const char *needs_torch_library(struct check_ctx *x, const struct inv_obj *io)
+{
+	const struct torch_layout *t = &x->c->torch;
+	if (!t->found || io->obj->kind != OBJ_ELF || !io->obj->elf_ok)
+		return NULL;
+	for (size_t k = 0; k < io->obj->elf.nneeded; k++) {
+		const struct ptrvec *hits = inventory_find(&x->c->inv, io->obj->elf.needed[k]);
+		for (size_t i = 0; hits && i < hits->n; i++) {
+			const struct inv_obj *h = hits->item[i];
+			if (str_starts(h->path, t->dir) && h->path[strlen(t->dir)] == '/')
+				return io->obj->elf.needed[k];
+		}
+	}
+	return NULL;
+}
+
+static bool in_torch(const struct check_ctx *x, const struct inv_obj *io)
+{
+	const struct torch_layout *t = &x->c->torch;
+	return t->found && str_starts(io->path, t->dir) && io->path[strlen(t->dir)] == '/';
+}
+
+static bool loaded_by_torch_import(const struct check_ctx *x, const struct inv_obj *io)
+{
+	if (!x->torch_ok)
+		return false;
+	for (size_t i = 0; i < x->torchp.maps.n; i++)
+		if (((struct lmap *)x->torchp.maps.item[i])->obj == io->obj)
+			return true;
+	return false;
+}
+
+/* ---- environment-aware explanations of a failed load ---- */
+
+/* A library-not-found: is the file somewhere in the environment? */
+static void explain_missing(struct check_ctx *x, struct finding *lnf, const struct inv_obj *io)
+{
+	struct scan *s = x->s;
+	struct arena *a = &s->arena;
+	const char *lib = val_get_str(lnf->fields, "library");
+	if (!lib || strchr(lib, '/'))
+		return;
+	const struct ptrvec *hits = inventory_find(&x->c->inv, lib);
+	struct finding *f;
+	if (hits && hits->n) {
+		const struct inv_obj *h = hits->item[0];
+		f = finding_add(&s->findings, "library-off-path", SEV_ERROR, lnf->object);
+		finding_title(&s->findings, f, "%s is installed at %s, but not where the loader looks for %s",
+			      lib, h->path, path_basename(lnf->object ? lnf->object : "?"));
+		val_set_str(a, f->fields, "library", lib);
+		struct value *where = val_arr(a);
+		for (size_t i = 0; i < hits->n; i++) {
+			const struct inv_obj *hi = hits->item[i];
+			struct value *w = val_obj(a);
+			val_set_str(a, w, "path", hi->path);
+			val_set(a, w, "distribution", val_str(a, hi->dist ? hi->dist->name : NULL));
+			val_push(a, where, w);
+			if (i < 4)
+				finding_line(&s->findings, f, "found at %s%s%s%s", hi->path, hi->dist ? " (from " : "",
+					     hi->dist ? hi->dist->name : "", hi->dist ? ")" : "");
+		}
+		val_set(a, f->fields, "found_at", where);
+		/* What would put it on the path. */
+		char dir[PATH_MAX], odir[PATH_MAX];
+		path_dirname(h->path, dir, sizeof dir);
+		const char *needer = lnf->object ? lnf->object : io ? io->path : h->path;
+		path_dirname(needer, odir, sizeof odir);
+		const char *rel = NULL;
+		if (io && h->site && io->site && str_eq(h->site, io->site)) {
+			/* a RUNPATH entry relative to $ORIGIN */
+			int up = 0;
+			for (const char *p = odir + strlen(io->site); *p; p++)
+				up += *p == '/';
+			char buf[PATH_MAX];
+			size_t o = (size_t)snprintf(buf, sizeof buf, "$ORIGIN");
+			for (int i = 0; i < up && o < sizeof buf; i++)
+				o += (size_t)snprintf(buf + o, sizeof buf - o, "/..");
+			snprintf(buf + o, sizeof buf - o, "/%s", dir + strlen(io->site) + 1);
+			rel = arena_strdup(a, buf);
+		}
+		bool torch_preloads = false;
+		if (x->c->torch.found)
+			for (size_t i = 0; i < x->c->torch.npreload; i++) {
+				const char *pp = torch_preload_path(s, &x->c->env, &x->c->torch, &x->c->torch.preload[i]);
+				if (pp && str_eq(pp, h->path))
+					torch_preloads = true;
+			}
+		val_set_bool(a, f->fields, "torch_preloads_it", torch_preloads);
+		if (torch_preloads)
+			finding_line(&s->findings, f, "`import torch` preloads this file; importing torch first "
+						      "makes the SONAME already loaded");
+		finding_fix(&s->findings, f, "%s%s%s%s", rel ? "rebuild (or patch) the extension with RUNPATH " : "",
+			    rel ? rel : "", rel ? ", or " : "",
+			    arena_printf(a, "put %s on LD_LIBRARY_PATH before importing it", dir));
+	} else {
+		const struct provider *pv = provider_lookup(a, lib);
+		f = finding_add(&s->findings, "library-not-installed", SEV_ERROR, lnf->object);
+		val_set_str(a, f->fields, "library", lib);
+		if (pv) {
+			finding_title(&s->findings, f, "%s is not installed: it comes with %s", lib, pv->dist);
+			val_set_str(a, f->fields, "provided_by", pv->dist);
+			val_set(a, f->fields, "install_folder", val_str(a, pv->folder));
+			if (pv->cuda_major)
+				val_set_int(a, f->fields, "cuda_major", pv->cuda_major);
+			if (pv->folder && !str_eq(pv->folder, "-"))
+				finding_line(&s->findings, f, "%s installs it into site-packages/%s", pv->dist, pv->folder);
+			if (pv->note)
+				finding_line(&s->findings, f, "%s", pv->note);
+			finding_fix(&s->findings, f, "install %s (the version that matches the rest of the "
+						     "environment's CUDA %s)", pv->dist,
+				    pv->cuda_major ? arena_printf(a, "%d", pv->cuda_major) : "stack");
+		} else {
+			finding_title(&s->findings, f, "%s is not installed anywhere in the environment or on the system "
+						       "search path", lib);
+			finding_fix(&s->findings, f, "install the package that provides %s", lib);
+		}
+	}
+	set_fields(s, f, io);
+	lnf->caused_by = f->index;
+}
+
+/* An extension that needs another CUDA major than torch. */
+static void cuda_major_vs_torch(struct check_ctx *x, const struct inv_obj *io)
+{
+	const struct torch_layout *t = &x->c->torch;
+	if (!t->found || !t->cuda || io->obj->kind != OBJ_ELF || !io->obj->elf_ok || in_torch(x, io))
+		return;
+	int tmaj = (int)strtol(t->cuda, NULL, 10);
+	for (size_t k = 0; k < io->obj->elf.nneeded; k++) {
+		const char *n = io->obj->elf.needed[k];
+		const struct provider *pv = provider_lookup(&x->s->arena, n);
+		if (!pv || !pv->cuda_major || pv->cuda_major == tmaj)
+			continue;
+		struct finding *f = finding_add(&x->s->findings, "cuda-major-mismatch", SEV_ERROR, io->path);
+		finding_title(&x->s->findings, f, "%s is built for CUDA %d (it needs %s); the installed torch %s is "
+						  "built for CUDA %s", io->module ? io->module : path_basename(io->path),
+			      pv->cuda_major, n, t->version ? t->version : "", t->cuda);
+		val_set_str(&x->s->arena, f->fields, "library", n);
+		val_set_int(&x->s->arena, f->fields, "needs_cuda_major", pv->cuda_major);
+		val_set_int(&x->s->arena, f->fields, "torch_cuda_major", tmaj);
+		val_set(&x->s->arena, f->fields, "torch_version", val_str(&x->s->arena, t->version));
+		for (size_t i = 0; i < t->npreload; i++) {
+			const char *pp = torch_preload_path(x->s, &x->c->env, t, &t->preload[i]);
+			if (pp && strncmp(path_basename(pp), n, strcspn(n, ".")) == 0)
+				finding_line(&x->s->findings, f, "torch loads %s instead", path_basename(pp));
+		}
+		finding_fix(&x->s->findings, f, "install the build of %s made for CUDA %d (+cu%d tag), or the torch "
+						"built for CUDA %d", io->dist ? io->dist->name : "this package", tmaj,
+			    tmaj * 10, pv->cuda_major);
+		set_fields(x->s, f, io);
+		return;
+	}
+}
+
+/* `import torch` itself loading a CUDA library of another major. */
+static void torch_import_majors(struct check_ctx *x)
+{
+	const struct torch_layout *t = &x->c->torch;
+	if (!t->cuda || !x->c->torch_replayed)
+		return;
+	int tmaj = (int)strtol(t->cuda, NULL, 10);
+	for (size_t i = 0; i < x->c->torch_import.nstep; i++) {
+		const struct import_step *sp = &x->c->torch_import.step[i];
+		const struct provider *pv = provider_lookup(&x->s->arena, path_basename(sp->path));
+		if (!pv || !pv->cuda_major || pv->cuda_major == tmaj)
+			continue;
+		struct finding *f = finding_add(&x->s->findings, "cuda-major-mismatch", SEV_WARNING, sp->path);
+		finding_title(&x->s->findings, f, "import torch (built for CUDA %s) would load %s, a CUDA %d library",
+			      t->cuda, sp->path, pv->cuda_major);
+		finding_line(&x->s->findings, f, "%s", sp->why);
+		finding_line(&x->s->findings, f, "torch's preload list takes the first match on sys.path, and "
+						 "nvidia/<component>/lib is searched before nvidia/cu%d/lib", tmaj);
+		val_set_str(&x->s->arena, f->fields, "library", path_basename(sp->path));
+		val_set_int(&x->s->arena, f->fields, "library_cuda_major", pv->cuda_major);
+		val_set_int(&x->s->arena, f->fields, "torch_cuda_major", tmaj);
+		finding_fix(&x->s->findings, f, "uninstall %s, which leaves the CUDA %d copy in the way",
+			    pv->dist, pv->cuda_major);
+	}
+}
+
+/* Two majors of one CUDA library in one process. */
+static void two_majors(struct check_ctx *x, const struct dlopen_result *r, const struct inv_obj *io)
+{
+	for (size_t i = 0; i < r->nsearchlist; i++)
+		for (size_t k = i + 1; k < r->nsearchlist; k++) {
+			const char *a = r->searchlist[i]->obj->elf_ok ? r->searchlist[i]->obj->elf.soname : NULL;
+			const char *b = r->searchlist[k]->obj->elf_ok ? r->searchlist[k]->obj->elf.soname : NULL;
+			if (!a || !b)
+				continue;
+			const char *da = strstr(a, ".so."), *db = strstr(b, ".so.");
+			if (!da || !db || da - a != db - b || strncmp(a, b, (size_t)(da - a)) != 0 || str_eq(a, b))
+				continue;
+			const struct provider *pa = provider_lookup(&x->s->arena, a);
+			const struct provider *pb = provider_lookup(&x->s->arena, b);
+			if (!pa || !pb || !pa->cuda_major || !pb->cuda_major || pa->cuda_major == pb->cuda_major)
+				continue;
+			struct finding *f = finding_add(&x->s->findings, "cuda-major-mismatch", SEV_ERROR, io->path);
+			finding_title(&x->s->findings, f, "one process would load %s and %s (CUDA %d and %d)", a, b,
+				      pa->cuda_major, pb->cuda_major);
+			val_set_str(&x->s->arena, f->fields, "library", a);
+			val_set_str(&x->s->arena, f->fields, "other", b);
+			finding_line(&x->s->findings, f, "%s from %s", a, r->searchlist[i]->path);
+			finding_line(&x->s->findings, f, "%s from %s", b, r->searchlist[k]->path);
+			finding_fix(&x->s->findings, f, "keep one CUDA major in the environment: the packages built "
+							"for the other one need their matching build");
+			set_fields(x->s, f, io);
+		}
+}
+
+/* ---- one module ---- */
+
+static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict *v)
+{
+	struct scan *s = x->s;
+	memset(v, 0, sizeof *v);
+	v->io = io;
+	v->finding_first = s->findings.list.n;
+	if (!x->base_ok) {
+		v->state = V_NOT_CHECKED;
+		v->finding_end = v->finding_first;
+		return;
+	}
+	if (loaded_by_torch_import(x, io)) {
+		v->state = V_OK;
+		v->in_torch_import = true;
+		v->finding_end = v->finding_first;
+		return;
+	}
+	struct process *p = &x->base;
+	const char *why = NULL;
+	if (x->c->torch.found && !in_torch(x, io)) {
+		const char *lib = needs_torch_library(x, io);
+		if (lib)
+			why = arena_printf(&s->arena, "assuming torch is imported first: %s needs %s from torch/lib",
+					   path_basename(io->path), lib);
+		else if (package_imports_torch(x, io))
+			why = arena_printf(&s->arena, "assuming torch is imported first: %s/__init__.py imports torch",
+					   io->package);
+	} else if (in_torch(x, io) && x->c->torch_replayed) {
+		why = "in the state `import torch` leaves";
+	}
+	if (why && x->torch_ok)
+		p = &x->torchp;
+	v->context = why;
+	struct proc_mark mark;
+	proc_mark_save(p, &mark);
+	struct why_result wr;
+	memset(&wr, 0, sizeof wr);
+	wr.proc = *p;
+	proc_dlopen(p, io->path, false, &wr.target);
+	wr.proc = *p;
+	wr.loads = wr.target.ok;
+	wr.dlerror = wr.target.dlerror;
+	struct why_request q;
+	memset(&q, 0, sizeof q);
+	q.target = io->path;
+	q.exe = p->main ? p->main->path : NULL;
+	size_t before = s->findings.list.n;
+	why_findings(s, &q, &wr);
+	size_t after = s->findings.list.n;
+	for (size_t i = before; i < after; i++) {
+		struct finding *f = findings_at(&s->findings, i);
+		set_fields(s, f, io);
+		if (why)
+			finding_line(&s->findings, f, "%s", why);
+		if (str_eq(f->id, "library-not-found") && f->caused_by < 0)
+			explain_missing(x, f, io);
+	}
+	two_majors(x, &wr.target, io);
+	if (io->is_extension)
+		cuda_major_vs_torch(x, io);
+	proc_rewind(p, &mark, &wr.target);
+	v->state = wr.target.ok ? V_OK : V_FAILS;
+	v->dlerror = wr.target.dlerror;
+	v->finding_end = s->findings.list.n;
+}
+
+/* ---- environment findings ---- */
+
+static void duplicate_dist_info(struct check_ctx *x)
+{
+	struct scan *s = x->s;
+	struct ptrvec *all = &x->c->inv.dists.all;
+	for (size_t i = 0; i < all->n; i++) {
+		struct dist *a = all->item[i];
+		if (a->kind == DIST_CONDA)
+			continue;
+		for (size_t k = i + 1; k < all->n; k++) {
+			struct dist *b = all->item[k];
+			if (b->kind == DIST_CONDA || !str_eq(a->norm, b->norm) || !str_eq(a->site, b->site))
+				continue;
+			struct finding *f = finding_add(&s->findings, "duplicate-dist-info", SEV_WARNING, a->meta);
+			finding_title(&s->findings, f, "two metadata folders for %s: %s and %s", a->name,
+				      path_basename(a->meta), path_basename(b->meta));
+			struct value *arr = val_arr(&s->arena);
+			const struct dist *pair[2] = { a, b };
+			for (int j = 0; j < 2; j++) {
+				const struct dist *d = pair[j];
+				size_t present = 0, checked = 0;
+				for (size_t n = 0; n < d->nfile && checked < 50; n++) {
+					if (str_ends(d->file[n].path, "/RECORD") || strstr(d->file[n].path, ".dist-info/"))
+						continue;
+					struct fs_stat st;
+					fs_stat(&s->fs, d->file[n].path, &st);
+					checked++;
+					if (st.kind == FS_REGULAR && (d->file[n].size < 0 || (uint64_t)d->file[n].size == st.size))
+						present++;
+				}
+				struct value *o = val_obj(&s->arena);
+				val_set_str(&s->arena, o, "metadata", d->meta);
+				val_set(&s->arena, o, "version", val_str(&s->arena, d->version));
+				val_set_int(&s->arena, o, "record_files_matching", (int64_t)present);
+				val_set_int(&s->arena, o, "record_files_checked", (int64_t)checked);
+				val_push(&s->arena, arr, o);
+				finding_line(&s->findings, f, "%s: version %s, %s%zu of %zu recorded files match the disk",
+					     path_basename(d->meta), d->version ? d->version : "?",
+					     d->has_record ? "" : "no RECORD, ", present, checked);
+			}
+			val_set(&s->arena, f->fields, "dist_infos", arr);
+			val_set_str(&s->arena, f->fields, "distribution", a->name);
+			finding_line(&s->findings, f, "which one importlib.metadata and pip report depends on directory "
+						      "order; tools may read the stale version");
+			finding_fix(&s->findings, f, "remove the stale folder (the one whose RECORD does not match), or "
+						     "reinstall %s", a->name);
+		}
+	}
+}
+
+static void record_mismatch(struct check_ctx *x)
+{
+	struct scan *s = x->s;
+	struct arena *a = &s->arena;
+	struct ptrvec *all = &x->c->inv.dists.all;
+	for (size_t i = 0; i < all->n; i++) {
+		struct dist *d = all->item[i];
+		if (!d->has_record || d->kind == DIST_CONDA)
+			continue;
+		size_t missing = 0, sized = 0, hashed = 0;
+		struct value *list = val_arr(a);
+		for (size_t n = 0; n < d->nfile; n++) {
+			const struct dist_file *df = &d->file[n];
+			if (strstr(df->path, ".dist-info/") || strstr(df->path, "/__pycache__/") ||
+			    str_ends(df->path, ".pyc"))
+				continue;	/* written after install, legitimately */
+			struct fs_stat st;
+			fs_stat(&s->fs, df->path, &st);
+			const char *what = NULL;
+			if (st.kind == FS_MISSING) {
+				what = "missing";
+				missing++;
+			} else if (df->size >= 0 && st.kind == FS_REGULAR && (uint64_t)df->size != st.size) {
+				what = arena_printf(a, "size %llu, RECORD says %lld", (unsigned long long)st.size,
+						    (long long)df->size);
+				sized++;
+			} else if (x->o->verify_hashes && df->hash && st.kind == FS_REGULAR) {
+				char h[128];
+				struct diag dd;
+				diag_clear(&dd);
+				if (file_sha256_record(s, df->path, h, sizeof h, &dd) == ST_OK && str_starts(df->hash, "sha256=") &&
+				    !str_eq(h, df->hash)) {
+					what = "content differs (sha256)";
+					hashed++;
+				}
+			}
+			if (what && list->u.list.n < MAX_RECORD_REPORT) {
+				struct value *o = val_obj(a);
+				val_set_str(a, o, "path", df->path);
+				val_set_str(a, o, "problem", what);
+				val_push(a, list, o);
+			}
+		}
+		if (!missing && !sized && !hashed)
+			continue;
+		struct finding *f = finding_add(&s->findings, "record-mismatch", SEV_WARNING, d->meta);
+		finding_title(&s->findings, f, "%s %s does not match its RECORD: %zu missing, %zu of another size%s",
+			      d->name, d->version ? d->version : "", missing, sized,
+			      x->o->verify_hashes ? arena_printf(a, ", %zu with other content", hashed) : "");
+		val_set_str(a, f->fields, "distribution", d->name);
+		val_set_int(a, f->fields, "missing", (int64_t)missing);
+		val_set_int(a, f->fields, "size_differs", (int64_t)sized);
+		val_set_int(a, f->fields, "hash_differs", (int64_t)hashed);
+		val_set(a, f->fields, "files", list);
+		for (size_t k = 0; k < list->u.list.n && k < 5; k++)
+			finding_line(&s->findings, f, "%s: %s", val_get_str(list->u.list.item[k], "path"),
+				     val_get_str(list->u.list.item[k], "problem"));
+		finding_fix(&s->findings, f, "reinstall %s (pip install --force-reinstall --no-deps %s==%s)", d->name,
+			    d->name, d->version ? d->version : "<version>");
+	}
+	/* binaries no RECORD owns */
+	if (!x->c->inv.dists.all.n)
+		return;
+	struct value *list = val_arr(a);
+	size_t n = 0;
+	const char *first_dir = NULL;
+	for (size_t i = 0; i < x->c->inv.nobj; i++) {
+		const struct inv_obj *io = x->c->inv.obj[i];
+		if (io->dist || io->in_stdlib || !io->site)
+			continue;
+		n++;
+		if (!first_dir)
+			first_dir = io->path;
+		if (list->u.list.n < MAX_RECORD_REPORT)
+			val_push(a, list, val_str(a, io->path));
+	}
+	if (!n)
+		return;
+	struct finding *f = finding_add(&s->findings, "record-mismatch", SEV_WARNING, first_dir);
+	finding_title(&s->findings, f, "%zu binar%s that no installed distribution's RECORD lists (copied in by hand?)",
+		      n, n == 1 ? "y" : "ies");
+	val_set(a, f->fields, "unowned", list);
+	for (size_t k = 0; k < list->u.list.n && k < 5; k++)
+		finding_line(&s->findings, f, "%s", list->u.list.item[k]->u.s);
+	finding_fix(&s->findings, f, "install these through a package (or remove them): files copied from another "
+				     "host are built for that host's torch and CUDA");
+}
+
+static void namespace_shadow(struct check_ctx *x)
+{
+	struct scan *s = x->s;
+	struct ptrvec *all = &x->c->inv.dists.all;
+	for (size_t i = 0; i < all->n; i++) {
+		struct dist *d12 = all->item[i];
+		if (!str_starts(d12->norm, "nvidia-") || !str_ends(d12->norm, "-cu12"))
+			continue;
+		size_t stem = strlen(d12->norm) - 5;
+		for (size_t k = 0; k < all->n; k++) {
+			struct dist *d13 = all->item[k];
+			if (strlen(d13->norm) != stem || strncmp(d13->norm, d12->norm, stem) != 0 || !d13->version ||
+			    strtol(d13->version, NULL, 10) < 13)
+				continue;
+			/* the cu12 wheel's folder: nvidia/<component>/ */
+			const char *folder = NULL;
+			for (size_t n = 0; n < d12->nfile && !folder; n++) {
+				const char *p = strstr(d12->file[n].path, "/nvidia/");
+				if (p && strstr(p + 8, "/lib/")) {
+					const char *e = strchr(p + 8, '/');
+					folder = arena_strndup(&s->arena, p + 8, (size_t)(e - p - 8));
+				}
+			}
+			struct finding *f = finding_add(&s->findings, "namespace-shadow", SEV_WARNING, d12->meta);
+			finding_title(&s->findings, f, "import nvidia.%s finds the CUDA 12 files of %s %s, while %s %s "
+						       "(CUDA 13) is installed in nvidia/cu13",
+				      folder ? folder : "?", d12->name, d12->version ? d12->version : "", d13->name,
+				      d13->version);
+			val_set(&s->arena, f->fields, "import_name",
+				val_str(&s->arena, folder ? arena_printf(&s->arena, "nvidia.%s", folder) : NULL));
+			val_set_str(&s->arena, f->fields, "cuda12_distribution", d12->name);
+			val_set_str(&s->arena, f->fields, "cuda13_distribution", d13->name);
+			finding_line(&s->findings, f, "code that locates the library through the Python module (import "
+						      "nvidia.%s; its __path__ + /lib) loads the CUDA 12 copy",
+				     folder ? folder : "?");
+			finding_fix(&s->findings, f, "uninstall %s if nothing needs CUDA 12, or point the CUDA 13 users "
+						     "at nvidia/cu13/lib", d12->name);
+		}
+	}
+}
+
+/* ---- the pipeline ---- */
+
+static enum status prepare(struct check_ctx *x, const char *path, struct diag *d)
+{
+	struct scan *s = x->s;
+	struct env_check *c = x->c;
+	enum status st;
+	if (x->o->python)
+		st = pyenv_open(s, x->o->python, &c->env, d);
+	else if (path)
+		st = pyenv_open(s, path, &c->env, d);
+	else
+		st = pyenv_default(s, getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX"), x->o->path_env, NULL, NULL,
+				   &c->env, d);
+	if (st != ST_OK)
+		return st;
+	if (x->o->python && path) {
+		/* --python gives the interpreter; PATH is still what to check */
+		struct pyenv outer = c->env;
+		struct pyenv inner;
+		if (pyenv_open(s, path, &inner, d) == ST_OK && inner.kind == PYENV_PLAIN) {
+			inner.python = outer.python;
+			inner.py_major = outer.py_major;
+			inner.py_minor = outer.py_minor;
+			inner.site = outer.site;
+			inner.nsite = outer.nsite;
+			c->env = inner;
+		}
+	}
+	inventory_build(s, &c->env, &c->inv);
+	torch_layout_read(s, &c->env, &c->torch);
+	if (x->o->torch_rtld_global)
+		c->torch.rtld_global_with_libtorch = true;
+	/* the process every import happens in */
+	const char *exe = c->env.python;
+	struct interp_result ir;
+	if (!exe) {
+		interp_resolve(&s->arena, &s->fs, "python3", x->o->path_env, NULL, NULL, &ir);
+		exe = ir.path;
+		if (!exe)
+			c->python_problem = ir.problem;
+	}
+	struct proc_options po;
+	memset(&po, 0, sizeof po);
+	po.ld_library_path = x->o->ld_library_path;
+	po.ld_bind_now = x->o->ld_bind_now;
+	struct diag pd;
+	diag_clear(&pd);
+	if (exe && proc_init(&x->base, &s->arena, &s->objs, &po, exe, &pd) == ST_OK)
+		x->base_ok = true;
+	else if (exe)
+		c->python_problem = arena_printf(&s->arena, "cannot model the interpreter %s: %s", exe, pd.msg);
+	if (x->base_ok && c->torch.found && c->torch.c_module) {
+		diag_clear(&pd);
+		if (proc_init(&x->torchp, &s->arena, &s->objs, &po, exe, &pd) == ST_OK) {
+			torch_import_replay(s, &x->torchp, &c->env, &c->torch, &c->torch_import);
+			c->torch_replayed = true;
+			x->torch_ok = c->torch_import.ok;
+		}
+	}
+	return ST_OK;
+}
+
+static int cmp_inv(const void *a, const void *b)
+{
+	const struct inv_obj *x = *(struct inv_obj *const *)a, *y = *(struct inv_obj *const *)b;
+	if (x->is_extension != y->is_extension)
+		return x->is_extension ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static struct check_ctx *ctx_of(struct scan *s, struct env_check *c, const struct check_options *o)
+{
+	struct check_ctx *x = arena_alloc(&s->arena, sizeof *x);
+	x->s = s;
+	x->c = c;
+	x->o = o;
+	c->ctx = x;
+	return x;
+}
+
+enum status check_prepare(struct scan *s, const char *path, const struct check_options *o,
+			  struct env_check *c, struct diag *d)
+{
+	memset(c, 0, sizeof *c);
+	struct check_ctx *x = ctx_of(s, c, o);
+	return prepare(x, path, d);
+}
+
+enum status check_one(struct scan *s, struct env_check *c, const struct check_options *o,
+		      struct inv_obj *io, struct module_verdict *out)
+{
+	struct check_ctx *x = c->ctx;
+	x->o = o;
+	(void)s;
+	judge(x, io, out);
+	return ST_OK;
+}
+
+enum status check_env(struct scan *s, const char *path, const struct check_options *o,
+		      struct env_check *c, struct diag *d)
+{
+	memset(c, 0, sizeof *c);
+	struct check_ctx *x = ctx_of(s, c, o);
+	enum status st = prepare(x, path, d);
+	if (st != ST_OK)
+		return st;
+	size_t n = c->inv.nobj;
+	struct inv_obj **order = arena_calloc(&s->arena, n ? n : 1, sizeof *order);
+	memcpy(order, c->inv.obj, n * sizeof *order);
+	qsort(order, n, sizeof *order, cmp_inv);
+	c->v = arena_calloc(&s->arena, n ? n : 1, sizeof *c->v);
+	/* torch's own import first: its failure explains everything after */
+	if (c->torch_replayed && !c->torch_import.ok) {
+		struct why_result wr;
+		memset(&wr, 0, sizeof wr);
+		wr.proc = x->torchp;
+		wr.target = c->torch_import.c_module;
+		wr.loads = false;
+		wr.dlerror = c->torch_import.error;
+		struct why_request q;
+		memset(&q, 0, sizeof q);
+		q.target = c->torch.c_module;
+		q.exe = x->torchp.main ? x->torchp.main->path : NULL;
+		struct finding *f = finding_add(&s->findings, "import-fails", SEV_ERROR, c->torch.c_module);
+		finding_title(&s->findings, f, "import torch fails: %s", c->torch_import.error);
+		val_set_str(&s->arena, f->fields, "module", "torch");
+		val_set_str(&s->arena, f->fields, "error", c->torch_import.error);
+		for (size_t i = 0; i < c->torch_import.nstep; i++) {
+			const struct import_step *sp = &c->torch_import.step[i];
+			finding_line(&s->findings, f, "%s: %s", sp->why, sp->ok ? "ok" : sp->error);
+		}
+		if (c->torch_import.c_module.nfail) {
+			size_t before = s->findings.list.n;
+			why_findings(s, &q, &wr);
+			for (size_t i = before; i < s->findings.list.n; i++) {
+				struct finding *g = findings_at(&s->findings, i);
+				if (g->caused_by < 0)
+					g->caused_by = f->index;
+				if (str_eq(g->id, "library-not-found"))
+					explain_missing(x, g, NULL);
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct inv_obj *io = order[i];
+		if (!io->is_extension && !o->libraries_too)
+			continue;
+		struct module_verdict *v = &c->v[c->nv++];
+		judge(x, io, v);
+		if (io->is_extension && io->in_stdlib)
+			c->nstdlib++;
+		else if (io->is_extension)
+			c->nextensions++;
+		if (v->state == V_FAILS) {
+			if (io->is_extension)
+				c->nfail_ext++;
+			else
+				c->nfail_lib++;
+		}
+	}
+	c->env_finding_first = s->findings.list.n;
+	torch_import_majors(x);
+	duplicate_dist_info(x);
+	record_mismatch(x);
+	namespace_shadow(x);
+	c->env_finding_end = s->findings.list.n;
+	return ST_OK;
+}
+
+size_t check_resolve_module(struct scan *s, struct env_check *c, const char *name,
+			    struct inv_obj ***out)
+{
+	struct ptrvec hits = { 0 };
+	size_t nl = strlen(name);
+	for (size_t i = 0; i < c->inv.nobj; i++) {
+		struct inv_obj *io = c->inv.obj[i];
+		if (!io->module)
+			continue;
+		/* the module itself, or every extension module under the package */
+		if (str_eq(io->module, name) || (strncmp(io->module, name, nl) == 0 && io->module[nl] == '.'))
+			ptrvec_push(&s->arena, &hits, io);
+	}
+	*out = (struct inv_obj **)hits.item;
+	return hits.n;
+}

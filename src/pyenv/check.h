@@ -1,0 +1,77 @@
+/*
+ * check.h: `abiscope check` as a library call: would every extension module
+ * of an environment import, and if not, why.
+ *
+ * For one environment (or plain folder): the inventory of its ELF objects,
+ * its distributions, the process its interpreter makes, and torch's import
+ * replayed from its installed files.  Every extension module (and every other
+ * library) is then dlopen()ed in the state it would meet: a fresh interpreter,
+ * or one where torch was imported first when the module needs torch's
+ * libraries or its package imports torch.  The loader findings of each load
+ * are kept, tagged with the distribution and module, and explained in the
+ * environment's terms: a library that is installed but off the path, one no
+ * installed file provides (and the pip distribution that ships it), two
+ * metadata folders for one project, files that differ from RECORD, binaries
+ * no RECORD owns, a CUDA 12 folder shadowing an installed CUDA 13 package,
+ * two CUDA majors in one process.
+ */
+#ifndef ABISCOPE_PYENV_CHECK_H
+#define ABISCOPE_PYENV_CHECK_H
+
+#include "pyenv/importctx.h"
+
+struct check_options {
+	const char *python;		/* --python: the interpreter (and environment) to use */
+	bool verify_hashes;		/* sha256 every RECORD entry */
+	bool libraries_too;		/* also dlopen libraries that are not extension modules */
+	const char *path_env;		/* PATH, to find python3 for plain folders */
+	const char *ld_library_path;
+	bool ld_bind_now;
+	bool torch_rtld_global;		/* TORCH_USE_RTLD_GLOBAL set */
+};
+
+enum verdict_state { V_OK, V_FAILS, V_NOT_CHECKED };
+
+struct module_verdict {
+	struct inv_obj *io;
+	enum verdict_state state;
+	const char *dlerror;
+	const char *context;		/* "assuming torch is imported first (...)" or NULL */
+	size_t finding_first, finding_end;	/* its findings in the scan's list */
+	bool in_torch_import;		/* loaded by `import torch` itself */
+};
+
+struct check_ctx;	/* the processes and caches of one check (check.c) */
+
+struct env_check {
+	struct check_ctx *ctx;
+	struct pyenv env;
+	struct inventory inv;
+	struct torch_layout torch;
+	bool torch_replayed;
+	struct import_run torch_import;
+	struct module_verdict *v;
+	size_t nv;
+	size_t nextensions, nstdlib, nfail_ext, nfail_lib;
+	size_t env_finding_first, env_finding_end;	/* environment-level findings */
+	const char *python_problem;	/* why no process could be modelled, or NULL */
+};
+
+/* Checks the environment (or folder or file) at path; NULL: the default env. */
+enum status check_env(struct scan *s, const char *path, const struct check_options *o,
+		      struct env_check *c, struct diag *d);
+
+/* Checks one module or file inside an environment, the way check_env would. */
+enum status check_one(struct scan *s, struct env_check *c, const struct check_options *o,
+		      struct inv_obj *io, struct module_verdict *out);
+
+/* Prepares c for check_one without walking verdicts (environment and process only). */
+enum status check_prepare(struct scan *s, const char *path, const struct check_options *o,
+			  struct env_check *c, struct diag *d);
+
+/* The inventory entries an import name stands for ("sgl_kernel": every
+ * extension module of the package; "torch._C": that module). */
+size_t check_resolve_module(struct scan *s, struct env_check *c, const char *name,
+			    struct inv_obj ***out);
+
+#endif

@@ -1,0 +1,457 @@
+#include "pyenv/env.h"
+#include "pyenv/interpreter.h"
+
+#include <limits.h>
+#include <stdarg.h>
+
+const char *pyenv_kind_name(enum pyenv_kind k)
+{
+	switch (k) {
+	case PYENV_VENV: return "venv";
+	case PYENV_CONDA: return "conda";
+	case PYENV_PREFIX: return "python prefix";
+	case PYENV_SITE: return "site-packages";
+	case PYENV_PLAIN: return "folder";
+	}
+	return "?";
+}
+
+static void note(struct scan *s, struct pyenv *e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ptrvec_push(&s->arena, &e->notes, arena_vprintf(&s->arena, fmt, ap));
+	va_end(ap);
+}
+
+static bool is_dir(struct scan *s, const char *path)
+{
+	struct fs_stat st;
+	fs_stat(&s->fs, path, &st);
+	return st.kind == FS_DIR;
+}
+
+static bool is_file(struct scan *s, const char *path)
+{
+	struct fs_stat st;
+	fs_stat(&s->fs, path, &st);
+	return st.kind == FS_REGULAR;
+}
+
+static const char *join(struct scan *s, const char *a, const char *b)
+{
+	char buf[PATH_MAX];
+	path_join(a, b, buf, sizeof buf);
+	return arena_strdup(&s->arena, buf);
+}
+
+/* "3.11" / "python3.11" / "version = 3.11.7" → major, minor. */
+static bool parse_version(const char *v, int *maj, int *min)
+{
+	while (*v && (*v < '0' || *v > '9'))
+		v++;
+	if (!*v)
+		return false;
+	char *end;
+	long a = strtol(v, &end, 10);
+	if (*end != '.')
+		return false;
+	long b = strtol(end + 1, &end, 10);
+	if (a < 2 || a > 9 || b < 0 || b > 99)
+		return false;
+	*maj = (int)a;
+	*min = (int)b;
+	return true;
+}
+
+/* The value of key in a pyvenv.cfg ("key = value" lines). */
+static const char *cfg_value(struct scan *s, const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *p = line;
+		while (p < line + len && (*p == ' ' || *p == '\t'))
+			p++;
+		if ((size_t)(line + len - p) > kl && strncmp(p, key, kl) == 0) {
+			const char *q = p + kl;
+			while (q < line + len && (*q == ' ' || *q == '\t'))
+				q++;
+			if (q < line + len && *q == '=') {
+				q++;
+				while (q < line + len && (*q == ' ' || *q == '\t'))
+					q++;
+				const char *end = line + len;
+				while (end > q && (end[-1] == ' ' || end[-1] == '\r' || end[-1] == '\t'))
+					end--;
+				return arena_strndup(&s->arena, q, (size_t)(end - q));
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+struct pydir_scan {
+	struct scan *s;
+	int maj, min;
+	bool found;
+};
+
+static bool find_pythonXY(void *ctx, const char *name, enum fs_kind kind, bool is_link)
+{
+	struct pydir_scan *ps = ctx;
+	(void)kind;
+	(void)is_link;
+	int maj, min;
+	if (strncmp(name, "python", 6) == 0 && parse_version(name + 6, &maj, &min) &&
+	    (!ps->found || maj > ps->maj || (maj == ps->maj && min > ps->min))) {
+		ps->maj = maj;
+		ps->min = min;
+		ps->found = true;
+	}
+	return true;
+}
+
+static void add_site(struct scan *s, struct pyenv *e, const char *dir)
+{
+	if (!is_dir(s, dir))
+		return;
+	char real[PATH_MAX];
+	int err;
+	const char *key = fs_realpath(&s->fs, dir, real, sizeof real, &err) ? real : dir;
+	for (size_t i = 0; i < e->nsite; i++) {
+		char r2[PATH_MAX];
+		const char *k2 = fs_realpath(&s->fs, e->site[i], r2, sizeof r2, &err) ? r2 : e->site[i];
+		if (str_eq(k2, key))
+			return;
+	}
+	const char **n = arena_grow(&s->arena, e->site, e->nsite, e->nsite + 1, sizeof *n);
+	n[e->nsite++] = arena_strdup(&s->arena, dir);
+	e->site = n;
+}
+
+static void set_ext_suffix(struct scan *s, struct pyenv *e)
+{
+	if (!e->py_major)
+		return;
+	const char *plat = "x86_64-linux-gnu";
+	if (e->python) {
+		struct diag d;
+		diag_clear(&d);
+		struct object *o = objcache_get(&s->objs, e->python, &d);
+		if (o && o->kind == OBJ_ELF && o->elf.machine == EM_AARCH64_)
+			plat = "aarch64-linux-gnu";
+	}
+	e->ext_suffix = arena_printf(&s->arena, ".cpython-%d%d-%s.so", e->py_major, e->py_minor, plat);
+}
+
+/* Site and lib-dynload directories of a prefix laid out like CPython's. */
+static void prefix_dirs(struct scan *s, struct pyenv *e, const char *prefix, bool site_too)
+{
+	if (!e->py_major) {
+		struct pydir_scan ps = { s, 0, 0, false };
+		fs_list_dir(&s->fs, join(s, prefix, "lib"), find_pythonXY, &ps);
+		if (ps.found) {
+			e->py_major = ps.maj;
+			e->py_minor = ps.min;
+		}
+	}
+	if (!e->py_major)
+		return;
+	const char *lib = arena_printf(&s->arena, "%s/lib/python%d.%d", prefix, e->py_major, e->py_minor);
+	const char *dyn = join(s, lib, "lib-dynload");
+	if (!e->dynload && is_dir(s, dyn))
+		e->dynload = dyn;
+	if (site_too) {
+		add_site(s, e, join(s, lib, "site-packages"));
+		add_site(s, e, arena_printf(&s->arena, "%s/lib64/python%d.%d/site-packages", prefix,
+					    e->py_major, e->py_minor));
+		/* Debian's layout for its own python */
+		add_site(s, e, arena_printf(&s->arena, "%s/local/lib/python%d.%d/dist-packages", prefix,
+					    e->py_major, e->py_minor));
+		add_site(s, e, arena_printf(&s->arena, "%s/lib/python%d/dist-packages", prefix, e->py_major));
+		add_site(s, e, join(s, lib, "dist-packages"));
+	}
+}
+
+static void find_python_in(struct scan *s, struct pyenv *e, const char *bindir)
+{
+	static const char *const names[] = { "python3", "python" };
+	for (size_t i = 0; i < ARRAY_SIZE(names) && !e->python; i++) {
+		const char *p = join(s, bindir, names[i]);
+		if (!is_file(s, p))
+			continue;
+		if (file_is_elf(&s->fs, p)) {
+			char real[PATH_MAX];
+			int err;
+			e->python = fs_realpath(&s->fs, p, real, sizeof real, &err) ? arena_strdup(&s->arena, real) : p;
+			e->python_how = arena_printf(&s->arena, "%s", p);
+		} else {
+			struct interp_result ir;
+			interp_resolve(&s->arena, &s->fs, p, NULL, NULL, NULL, &ir);
+			if (ir.path) {
+				e->python = ir.path;
+				e->python_how = ir.how;
+			}
+		}
+	}
+	if (e->python && !e->py_major) {
+		int maj, min;
+		if (parse_version(path_basename(e->python), &maj, &min)) {
+			e->py_major = maj;
+			e->py_minor = min;
+		}
+	}
+}
+
+static void open_venv(struct scan *s, const char *root, struct pyenv *e)
+{
+	e->kind = PYENV_VENV;
+	char *cfg;
+	size_t len;
+	struct diag d;
+	diag_clear(&d);
+	const char *home = NULL, *exe = NULL, *ver = NULL, *sys_site = NULL;
+	if (fs_read_small(&s->fs, join(s, root, "pyvenv.cfg"), 65536, &cfg, &len, &d) == ST_OK) {
+		home = cfg_value(s, cfg, "home");
+		exe = cfg_value(s, cfg, "executable");
+		ver = cfg_value(s, cfg, "version_info");
+		if (!ver)
+			ver = cfg_value(s, cfg, "version");
+		sys_site = cfg_value(s, cfg, "include-system-site-packages");
+		free(cfg);
+	}
+	if (ver && parse_version(ver, &e->py_major, &e->py_minor))
+		note(s, e, "Python %d.%d from pyvenv.cfg", e->py_major, e->py_minor);
+	find_python_in(s, e, join(s, root, "bin"));
+	if (!e->python && exe && file_is_elf(&s->fs, exe)) {
+		e->python = exe;
+		e->python_how = "pyvenv.cfg executable";
+	}
+	if (!e->python && home) {
+		find_python_in(s, e, home);
+		if (e->python)
+			note(s, e, "interpreter found through pyvenv.cfg home = %s", home);
+	}
+	prefix_dirs(s, e, root, true);
+	if (sys_site && str_eq(sys_site, "true") && e->python) {
+		char bin[PATH_MAX], base[PATH_MAX];
+		path_dirname(e->python, bin, sizeof bin);
+		path_dirname(bin, base, sizeof base);
+		prefix_dirs(s, e, base, true);
+		note(s, e, "include-system-site-packages: the base interpreter's site directories follow");
+	}
+	if (e->python) {
+		char bin[PATH_MAX], base[PATH_MAX];
+		path_dirname(e->python, bin, sizeof bin);
+		path_dirname(bin, base, sizeof base);
+		prefix_dirs(s, e, base, false);	/* the stdlib's lib-dynload */
+	}
+}
+
+static void open_prefix(struct scan *s, const char *root, struct pyenv *e, enum pyenv_kind kind)
+{
+	e->kind = kind;
+	find_python_in(s, e, join(s, root, "bin"));
+	prefix_dirs(s, e, root, true);
+	if (kind == PYENV_CONDA)
+		e->libdir = join(s, root, "lib");
+}
+
+static bool looks_like_site(struct scan *s, const char *dir)
+{
+	const char *b = path_basename(dir);
+	if (str_eq(b, "site-packages") || str_eq(b, "dist-packages"))
+		return true;
+	(void)s;
+	return false;
+}
+
+static enum status open_dir(struct scan *s, const char *dir, struct pyenv *e)
+{
+	e->root = arena_strdup(&s->arena, dir);
+	if (is_file(s, join(s, dir, "pyvenv.cfg"))) {
+		open_venv(s, dir, e);
+	} else if (is_dir(s, join(s, dir, "conda-meta"))) {
+		open_prefix(s, dir, e, PYENV_CONDA);
+	} else if (looks_like_site(s, dir)) {
+		/* .../lib/python3.X/site-packages: the environment three levels up */
+		char up1[PATH_MAX], up2[PATH_MAX], up3[PATH_MAX];
+		path_dirname(dir, up1, sizeof up1);
+		path_dirname(up1, up2, sizeof up2);
+		path_dirname(up2, up3, sizeof up3);
+		int maj, min;
+		if (parse_version(path_basename(up1), &maj, &min) && str_eq(path_basename(up2), "lib") &&
+		    (is_file(s, join(s, up3, "pyvenv.cfg")) || is_dir(s, join(s, up3, "conda-meta")) ||
+		     is_dir(s, join(s, up3, "bin")))) {
+			struct pyenv outer;
+			memset(&outer, 0, sizeof outer);
+			open_dir(s, up3, &outer);
+			if (outer.kind != PYENV_PLAIN) {
+				*e = outer;
+				note(s, e, "site-packages %s belongs to the %s at %s", dir,
+				     pyenv_kind_name(outer.kind), up3);
+				return ST_OK;
+			}
+		}
+		e->kind = PYENV_SITE;
+		add_site(s, e, dir);
+	} else if (is_dir(s, join(s, dir, "bin")) && is_dir(s, join(s, dir, "lib"))) {
+		open_prefix(s, dir, e, PYENV_PREFIX);
+		if (!e->python && !e->nsite)
+			e->kind = PYENV_PLAIN;
+	} else {
+		e->kind = PYENV_PLAIN;
+	}
+	set_ext_suffix(s, e);
+	return ST_OK;
+}
+
+enum status pyenv_open(struct scan *s, const char *given, struct pyenv *e, struct diag *d)
+{
+	memset(e, 0, sizeof *e);
+	/* Absolute and normalised: every path in a report is then unambiguous. */
+	char abs[PATH_MAX], norm[PATH_MAX];
+	fs_absolute(&s->fs, given, abs, sizeof abs);
+	path_normalize(abs, norm, sizeof norm);
+	const char *path = arena_strdup(&s->arena, norm);
+	struct fs_stat st;
+	fs_stat(&s->fs, path, &st);
+	if (st.kind == FS_MISSING)
+		return diag_errno(d, path, st.err, "cannot open");
+	if (st.kind == FS_DIR)
+		return open_dir(s, path, e);
+	if (st.kind != FS_REGULAR)
+		return diag_set(d, ST_NOT_FILE, path, DIAG_NO_OFFSET, "not a file or folder");
+	/* A python executable stands for its environment. */
+	if (strncmp(path_basename(path), "python", 6) == 0) {
+		char real[PATH_MAX], bin[PATH_MAX], root[PATH_MAX];
+		int err;
+		if (!fs_realpath(&s->fs, path, real, sizeof real, &err))
+			snprintf(real, sizeof real, "%s", path);
+		path_dirname(path, bin, sizeof bin);
+		path_dirname(bin, root, sizeof root);
+		if (is_file(s, join(s, root, "pyvenv.cfg")) || is_dir(s, join(s, root, "conda-meta"))) {
+			open_dir(s, root, e);
+		} else {
+			path_dirname(real, bin, sizeof bin);
+			path_dirname(bin, root, sizeof root);
+			open_dir(s, root, e);
+		}
+		if (e->kind != PYENV_PLAIN)
+			return ST_OK;
+		memset(e, 0, sizeof *e);
+	}
+	e->kind = PYENV_PLAIN;
+	e->root = arena_strdup(&s->arena, path);
+	return ST_OK;
+}
+
+enum status pyenv_default(struct scan *s, const char *virtual_env, const char *conda_prefix,
+			  const char *path_env, const char *pyenv_version, const char *pyenv_root,
+			  struct pyenv *e, struct diag *d)
+{
+	if (virtual_env && *virtual_env) {
+		enum status st = pyenv_open(s, virtual_env, e, d);
+		if (st == ST_OK)
+			note(s, e, "from $VIRTUAL_ENV");
+		return st;
+	}
+	if (conda_prefix && *conda_prefix) {
+		enum status st = pyenv_open(s, conda_prefix, e, d);
+		if (st == ST_OK)
+			note(s, e, "from $CONDA_PREFIX");
+		return st;
+	}
+	struct interp_result ir;
+	interp_resolve(&s->arena, &s->fs, "python3", path_env, pyenv_version, pyenv_root, &ir);
+	if (!ir.path)
+		return diag_set(d, ST_NOT_FOUND, "python3", DIAG_NO_OFFSET, "%s", ir.problem);
+	enum status st = pyenv_open(s, ir.path, e, d);
+	if (st == ST_OK) {
+		e->python_how = ir.how;
+		note(s, e, "the python3 on PATH (%s)", ir.how);
+	}
+	return st;
+}
+
+bool pyenv_enclosing(struct scan *s, const char *path, struct pyenv *e)
+{
+	char dir[PATH_MAX];
+	fs_absolute(&s->fs, path, dir, sizeof dir);
+	for (int depth = 0; depth < 64; depth++) {
+		char up[PATH_MAX];
+		path_dirname(dir, up, sizeof up);
+		if (str_eq(up, dir))
+			break;
+		snprintf(dir, sizeof dir, "%s", up);
+		if (looks_like_site(s, dir) || is_file(s, join(s, dir, "pyvenv.cfg")) ||
+		    is_dir(s, join(s, dir, "conda-meta"))) {
+			struct diag d;
+			diag_clear(&d);
+			if (pyenv_open(s, dir, e, &d) == ST_OK && e->kind != PYENV_PLAIN)
+				return true;
+		}
+	}
+	memset(e, 0, sizeof *e);
+	return false;
+}
+
+const char *pyenv_module_stem(struct arena *a, const char *filename)
+{
+	/* name.cpython-311-x86_64-linux-gnu.so, name.abi3.so, name.so */
+	const char *dot = strchr(filename, '.');
+	if (!dot || !str_ends(filename, ".so"))
+		return NULL;
+	return arena_strndup(a, filename, (size_t)(dot - filename));
+}
+
+static bool is_identifier(const char *s, size_t n)
+{
+	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+const char *pyenv_module_name(struct scan *s, const struct pyenv *e, const char *path,
+			      const char **site_out)
+{
+	for (size_t i = 0; i < e->nsite; i++) {
+		const char *site = e->site[i];
+		size_t sl = strlen(site);
+		if (strncmp(path, site, sl) != 0 || path[sl] != '/')
+			continue;
+		const char *rel = path + sl + 1;
+		const char *stem = pyenv_module_stem(&s->arena, path_basename(rel));
+		if (!stem)
+			return NULL;
+		char buf[PATH_MAX];
+		size_t o = 0;
+		for (const char *p = rel; *p;) {
+			const char *slash = strchr(p, '/');
+			if (!slash)
+				break;
+			size_t n = (size_t)(slash - p);
+			if (!is_identifier(p, n))
+				return NULL;
+			if (o + n + 2 >= sizeof buf)
+				return NULL;
+			memcpy(buf + o, p, n);
+			o += n;
+			buf[o++] = '.';
+			p = slash + 1;
+		}
+		snprintf(buf + o, sizeof buf - o, "%s", stem);
+		if (site_out)
+			*site_out = site;
+		return arena_strdup(&s->arena, buf);
+	}
+	return NULL;
+}

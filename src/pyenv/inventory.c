@@ -1,0 +1,220 @@
+#include "pyenv/inventory.h"
+#include "elf/symtab.h"
+
+#include <limits.h>
+
+#define MAX_WALK_DEPTH 40
+
+bool object_is_extension(const struct object *o, const char *stem)
+{
+	if (!stem || o->kind != OBJ_ELF || !o->elf_ok)
+		return false;
+	char name[512];
+	snprintf(name, sizeof name, "PyInit_%s", stem);
+	struct elf_hash_iter it;
+	uint32_t idx;
+	elf_hash_iter_init(&it, &o->elf, name, elf_gnu_hash(name), elf_sysv_hash(name));
+	while (elf_hash_iter_next(&it, &idx)) {
+		struct elf_sym sym;
+		if (elf_sym(&o->elf, idx, &sym) && sym.shndx != SHN_UNDEF_ && str_eq(sym.name, name))
+			return true;
+	}
+	return false;
+}
+
+static bool shared_object_name(const char *name)
+{
+	if (str_ends(name, ".so"))
+		return true;
+	const char *so = strstr(name, ".so.");
+	if (!so)
+		return false;
+	for (const char *p = so + 4; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || *p == '.'))
+			return false;
+	return true;
+}
+
+static void index_name(struct scan *s, struct inventory *inv, const char *name, struct inv_obj *io)
+{
+	struct ptrvec *v = strmap_get(&inv->by_name, name);
+	if (!v) {
+		v = arena_alloc(&s->arena, sizeof *v);
+		strmap_put(&s->arena, &inv->by_name, arena_strdup(&s->arena, name), v);
+	}
+	if (!ptrvec_contains(v, io))
+		ptrvec_push(&s->arena, v, io);
+}
+
+struct walker {
+	struct scan *s;
+	struct inventory *inv;
+	const struct pyenv *e;
+	const char *site;	/* site directory being walked, or NULL */
+	bool stdlib;
+	struct ptrvec objs;	/* inv_obj * */
+	struct strmap seen;	/* object pointer (as text) -> inv_obj */
+};
+
+static void consider_file(struct walker *w, const char *path, const char *name)
+{
+	struct scan *s = w->s;
+	w->inv->files_seen++;
+	if (!shared_object_name(name))
+		return;
+	struct diag d;
+	diag_clear(&d);
+	struct object *o = objcache_get(&s->objs, path, &d);
+	if (!o) {
+		ptrvec_push(&s->arena, &w->inv->unreadable, arena_printf(&s->arena, "%s: %s", path, d.msg));
+		return;
+	}
+	if (o->kind == OBJ_UNREADABLE) {
+		ptrvec_push(&s->arena, &w->inv->unreadable,
+			    arena_printf(&s->arena, "%s: %s", path, o->diag.msg));
+		return;
+	}
+	if (o->kind != OBJ_ELF)
+		return;
+	char key[32];
+	snprintf(key, sizeof key, "%p", (void *)o);
+	struct inv_obj *io = strmap_get(&w->seen, key);
+	if (io) {
+		/* the same file again (a symlink): only its name is new */
+		index_name(s, w->inv, name, io);
+		return;
+	}
+	io = arena_alloc(&s->arena, sizeof *io);
+	io->path = arena_strdup(&s->arena, path);
+	io->obj = o;
+	io->site = w->site;
+	io->in_stdlib = w->stdlib;
+	if (w->site) {
+		const char *rel = path + strlen(w->site) + 1;
+		const char *slash = strchr(rel, '/');
+		io->package = slash ? arena_strndup(&s->arena, rel, (size_t)(slash - rel)) : NULL;
+	}
+	const char *stem = pyenv_module_stem(&s->arena, name);
+	if (object_is_extension(o, stem)) {
+		io->is_extension = true;
+		io->module = w->site ? pyenv_module_name(s, w->e, path, NULL) : stem;
+		if (!io->module)
+			io->module = stem;
+	}
+	strmap_put(&s->arena, &w->seen, arena_strdup(&s->arena, key), io);
+	ptrvec_push(&s->arena, &w->objs, io);
+	index_name(s, w->inv, name, io);
+	if (o->elf_ok && o->elf.soname)
+		index_name(s, w->inv, o->elf.soname, io);
+}
+
+struct dir_ctx {
+	struct walker *w;
+	const char *dir;
+	int depth;
+	struct ptrvec subdirs;
+	struct ptrvec files;
+};
+
+static bool list_entry(void *ctx, const char *name, enum fs_kind kind, bool is_link)
+{
+	struct dir_ctx *c = ctx;
+	struct scan *s = c->w->s;
+	const char *path = arena_printf(&s->arena, "%s/%s", c->dir, name);
+	if (kind == FS_OTHER || is_link) {
+		struct fs_stat st;
+		fs_stat(&s->fs, path, &st);
+		kind = st.kind;
+		if (is_link && kind == FS_DIR)
+			return true;	/* never follow links to directories: no cycles */
+	}
+	if (kind == FS_DIR) {
+		if (str_eq(name, "__pycache__") || str_ends(name, ".dist-info") || str_ends(name, ".egg-info"))
+			return true;
+		ptrvec_push(&s->arena, &c->subdirs, (void *)path);
+	} else if (kind == FS_REGULAR) {
+		ptrvec_push(&s->arena, &c->files, (void *)path);
+	}
+	c->w->inv->dirs_seen += 0;
+	return true;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void walk(struct walker *w, const char *dir, int depth)
+{
+	if (depth > MAX_WALK_DEPTH)
+		return;
+	struct dir_ctx c = { w, dir, depth, { 0 }, { 0 } };
+	if (!fs_list_dir(&w->s->fs, dir, list_entry, &c))
+		return;
+	w->inv->dirs_seen++;
+	/* sorted, so reports and "first copy" are the same on every run */
+	qsort(c.files.item, c.files.n, sizeof(void *), cmp_path);
+	qsort(c.subdirs.item, c.subdirs.n, sizeof(void *), cmp_path);
+	for (size_t i = 0; i < c.files.n; i++)
+		consider_file(w, c.files.item[i], path_basename(c.files.item[i]));
+	for (size_t i = 0; i < c.subdirs.n; i++)
+		walk(w, c.subdirs.item[i], depth + 1);
+}
+
+void inventory_build(struct scan *s, const struct pyenv *e, struct inventory *inv)
+{
+	memset(inv, 0, sizeof *inv);
+	inv->env = e;
+	struct walker w;
+	memset(&w, 0, sizeof w);
+	w.s = s;
+	w.inv = inv;
+	w.e = e;
+	if (e->kind == PYENV_PLAIN) {
+		struct fs_stat st;
+		fs_stat(&s->fs, e->root, &st);
+		if (st.kind == FS_DIR)
+			walk(&w, e->root, 0);
+		else
+			consider_file(&w, e->root, path_basename(e->root));
+	} else {
+		dists_load(s, e, &inv->dists);
+		for (size_t i = 0; i < e->nsite; i++) {
+			w.site = e->site[i];
+			walk(&w, e->site[i], 0);
+		}
+		w.site = NULL;
+		if (e->libdir) {
+			w.site = NULL;
+			walk(&w, e->libdir, 0);
+		}
+		if (e->dynload) {
+			w.stdlib = true;
+			walk(&w, e->dynload, 0);
+			w.stdlib = false;
+		}
+	}
+	inv->obj = (struct inv_obj **)w.objs.item;
+	inv->nobj = w.objs.n;
+	for (size_t i = 0; i < inv->nobj; i++) {
+		char real[PATH_MAX];
+		int err;
+		struct inv_obj *io = inv->obj[i];
+		io->dist = dists_owner(&inv->dists, io->path);
+		if (!io->dist && fs_realpath(&s->fs, io->path, real, sizeof real, &err))
+			io->dist = dists_owner(&inv->dists, real);
+	}
+}
+
+const struct ptrvec *inventory_find(const struct inventory *inv, const char *name)
+{
+	return strmap_get(&inv->by_name, name);
+}
+
+struct inv_obj *inventory_entry(const struct inventory *inv, const struct object *o)
+{
+	for (size_t i = 0; i < inv->nobj; i++)
+		if (inv->obj[i]->obj == o)
+			return inv->obj[i];
+	return NULL;
+}
