@@ -36,5 +36,6 @@ bool parse_color(const char *v, enum color_mode *out);
 
 int cmd_why(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 
 #endif

@@ -129,49 +129,6 @@ static const char *display_name(const struct module_verdict *v)
 	return v->io->module ? v->io->module : path_basename(v->io->path);
 }
 
-static void print_finding_tree(const struct term *t, const struct findings *fl, size_t first, size_t end,
-			       const struct finding *f, int depth, bool verbose)
-{
-	const char *pad = depth == 0 ? "      " : depth == 1 ? "          " : "              ";
-	const char *col = f->severity == SEV_ERROR ? c_red(t) : f->severity == SEV_WARNING ? c_yellow(t) : c_cyan(t);
-	fprintf(t->out, "%s%s%s[%s]%s %s\n", pad, col, severity_name(f->severity), f->id, c_reset(t),
-		f->title ? f->title : "");
-	size_t nlines = verbose ? f->lines.n : MIN(f->lines.n, (size_t)(depth == 0 ? 14 : depth == 1 ? 12 : 3));
-	for (size_t i = 0; i < nlines; i++)
-		fprintf(t->out, "%s    %s\n", pad, (const char *)f->lines.item[i]);
-	if (f->fix)
-		fprintf(t->out, "%s    %sfix:%s %s\n", pad, c_green(t), c_reset(t), f->fix);
-	if (depth >= 2)
-		return;
-	size_t shown = 0, more = 0;
-	for (size_t i = first; i < end; i++) {
-		const struct finding *g = fl->list.item[i];
-		if (g->caused_by != f->index)
-			continue;
-		if (!verbose && shown >= 3) {
-			more++;
-			continue;
-		}
-		print_finding_tree(t, fl, first, end, g, depth + 1, verbose);
-		shown++;
-	}
-	if (more)
-		fprintf(t->out, "%s    ... and %zu more caused by this (-v shows them)\n", pad, more);
-}
-
-/* The findings of [first, end) whose cause is outside the range or absent. */
-static void print_roots(const struct term *t, const struct findings *fl, size_t first, size_t end, bool verbose)
-{
-	for (size_t i = first; i < end; i++) {
-		const struct finding *f = fl->list.item[i];
-		if (f->caused_by >= (int)first && f->caused_by < (int)end)
-			continue;
-		if (!verbose && f->severity == SEV_NOTE)
-			continue;
-		print_finding_tree(t, fl, first, end, f, 0, verbose);
-	}
-}
-
 static void print_env_text(struct scan *s, const struct term *t, const struct env_check *c, bool verbose)
 {
 	const struct pyenv *e = &c->env;
@@ -203,11 +160,11 @@ static void print_env_text(struct scan *s, const struct term *t, const struct en
 		const struct finding *f = s->findings.list.item[i];
 		if (str_eq(f->id, "import-fails")) {
 			fprintf(t->out, "%sFAILS%s  import torch\n", c_red(t), c_reset(t));
-			print_roots(t, &s->findings, i, i + 1, verbose);
+			render_finding_roots(t, &s->findings, i, i + 1, verbose);
 			for (size_t k = 0; k < s->findings.list.n; k++) {
 				const struct finding *g = s->findings.list.item[k];
 				if (g->caused_by == f->index)
-					print_finding_tree(t, &s->findings, 0, s->findings.list.n, g, 1, verbose);
+					render_finding_tree(t, &s->findings, 0, s->findings.list.n, g, 1, verbose);
 			}
 			fputc('\n', t->out);
 		}
@@ -239,14 +196,14 @@ static void print_env_text(struct scan *s, const struct term *t, const struct en
 					continue;
 				if (v->dlerror)
 					fprintf(t->out, "      %sImportError: %s%s\n", c_dim(t), v->dlerror, c_reset(t));
-				print_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
+				render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
 			}
 			if (pass == 0)
 				fputc('\n', t->out);
 		}
 	if (c->env_finding_end > c->env_finding_first) {
 		fprintf(t->out, "%senvironment%s\n", c_bold(t), c_reset(t));
-		print_roots(t, &s->findings, c->env_finding_first, c->env_finding_end, verbose);
+		render_finding_roots(t, &s->findings, c->env_finding_first, c->env_finding_end, verbose);
 		fputc('\n', t->out);
 	}
 	if (verbose) {

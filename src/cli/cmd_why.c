@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "loader/verdict.h"
 #include "pyenv/interpreter.h"
+#include "cli/why_module.h"
 
 static const char why_help[] =
 	"usage: abiscope why [options] TARGET\n"
@@ -13,8 +14,11 @@ static const char why_help[] =
 	"the dependency tree with how each library is found, and the failure the\n"
 	"loader would report, with its root cause and the fix.\n"
 	"\n"
-	"TARGET is a path to a shared object (an extension module, a library), or a\n"
-	"bare library name searched the way dlopen() searches it.\n"
+	"TARGET is a path to a shared object (an extension module, a library), a\n"
+	"bare library name searched the way dlopen() searches it (libz.so.1), or an\n"
+	"import name (sgl_kernel, torch._C): its extension modules in the environment\n"
+	"($VIRTUAL_ENV, $CONDA_PREFIX, or the --process python's), each judged the\n"
+	"way `abiscope check` judges it.\n"
 	"\n"
 	"options:\n"
 	"  --process EXE          the executable the load happens in (default: python3\n"
@@ -302,6 +306,13 @@ int cmd_why(int argc, char **argv)
 	int rc = parse(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
+	if (!strchr(o.target, '/') && !strstr(o.target, ".so")) {
+		/* an import name: its extension modules in the environment */
+		struct why_module_args m = { o.target, o.process, o.root,
+					     o.llp_given ? o.llp : (o.root ? NULL : getenv("LD_LIBRARY_PATH")),
+					     o.json, o.verbose, o.color };
+		return why_module(&m);
+	}
 	struct scan s;
 	scan_init(&s, o.root);
 	struct interp_result ir;

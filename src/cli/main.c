@@ -12,6 +12,7 @@ struct command {
 static const struct command commands[] = {
 	{ "why", cmd_why, "would dlopen() of a library or extension succeed, and why not" },
 	{ "check", cmd_check, "would every extension module of an environment import" },
+	{ "explain", cmd_explain, "diagnose a pasted ImportError or traceback in its environment" },
 };
 
 static void usage(FILE *out)

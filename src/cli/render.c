@@ -108,3 +108,47 @@ void render_findings_json(struct jw *w, const struct findings *fl)
 		render_finding_json(w, fl->list.item[i]);
 	jw_arr_end(w);
 }
+
+void render_finding_tree(const struct term *t, const struct findings *fl, size_t first, size_t end,
+			       const struct finding *f, int depth, bool verbose)
+{
+	const char *pad = depth == 0 ? "      " : depth == 1 ? "          " : "              ";
+	const char *col = f->severity == SEV_ERROR ? c_red(t) : f->severity == SEV_WARNING ? c_yellow(t) : c_cyan(t);
+	fprintf(t->out, "%s%s%s[%s]%s %s\n", pad, col, severity_name(f->severity), f->id, c_reset(t),
+		f->title ? f->title : "");
+	size_t nlines = verbose ? f->lines.n : MIN(f->lines.n, (size_t)(depth == 0 ? 14 : depth == 1 ? 12 : 3));
+	for (size_t i = 0; i < nlines; i++)
+		fprintf(t->out, "%s    %s\n", pad, (const char *)f->lines.item[i]);
+	if (f->fix)
+		fprintf(t->out, "%s    %sfix:%s %s\n", pad, c_green(t), c_reset(t), f->fix);
+	if (depth >= 2)
+		return;
+	size_t shown = 0, more = 0;
+	for (size_t i = first; i < end; i++) {
+		const struct finding *g = fl->list.item[i];
+		if (g->caused_by != f->index)
+			continue;
+		if (!verbose && shown >= 3) {
+			more++;
+			continue;
+		}
+		render_finding_tree(t, fl, first, end, g, depth + 1, verbose);
+		shown++;
+	}
+	if (more)
+		fprintf(t->out, "%s    ... and %zu more caused by this (-v shows them)\n", pad, more);
+}
+
+/* The findings of [first, end) whose cause is outside the range or absent. */
+void render_finding_roots(const struct term *t, const struct findings *fl, size_t first, size_t end, bool verbose)
+{
+	for (size_t i = first; i < end; i++) {
+		const struct finding *f = fl->list.item[i];
+		if (f->caused_by >= (int)first && f->caused_by < (int)end)
+			continue;
+		if (!verbose && f->severity == SEV_NOTE)
+			continue;
+		render_finding_tree(t, fl, first, end, f, 0, verbose);
+	}
+}
+

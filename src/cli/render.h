@@ -33,6 +33,16 @@ const char *c_reset(const struct term *t);
 
 void render_findings_text(const struct term *t, const struct findings *fl, bool verbose);
 void render_findings_json(struct jw *w, const struct findings *fl);
+/*
+ * The findings in [first, end) of fl as indented trees: each root (a
+ * finding whose cause is outside the range) followed by what it causes.
+ * depth 0 is indented six spaces (under a module line).
+ */
+void render_finding_roots(const struct term *t, const struct findings *fl, size_t first, size_t end,
+			  bool verbose);
+void render_finding_tree(const struct term *t, const struct findings *fl, size_t first, size_t end,
+			 const struct finding *f, int depth, bool verbose);
+
 /* One finding object (used by commands that group findings themselves). */
 void render_finding_json(struct jw *w, const struct finding *f);
 

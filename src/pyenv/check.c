@@ -327,7 +327,7 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 		struct finding *f = findings_at(&s->findings, i);
 		set_fields(s, f, io);
 		if (why)
-			finding_line(&s->findings, f, "%s", why);
+			val_set_str(&s->arena, f->fields, "context", why);
 		if (str_eq(f->id, "library-not-found") && f->caused_by < 0)
 			explain_missing(x, f, io);
 	}

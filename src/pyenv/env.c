@@ -64,8 +64,7 @@ static bool parse_version(const char *v, int *maj, int *min)
 	return true;
 }
 
-/* The value of key in a pyvenv.cfg ("key = value" lines). */
-static const char *cfg_value(struct scan *s, const char *text, const char *key)
+const char *pyvenv_cfg_value(struct arena *a, const char *text, const char *key)
 {
 	size_t kl = strlen(key);
 	for (const char *line = text; line && *line;) {
@@ -85,7 +84,7 @@ static const char *cfg_value(struct scan *s, const char *text, const char *key)
 				const char *end = line + len;
 				while (end > q && (end[-1] == ' ' || end[-1] == '\r' || end[-1] == '\t'))
 					end--;
-				return arena_strndup(&s->arena, q, (size_t)(end - q));
+				return arena_strndup(a, q, (size_t)(end - q));
 			}
 		}
 		line = nl ? nl + 1 : NULL;
@@ -215,12 +214,12 @@ static void open_venv(struct scan *s, const char *root, struct pyenv *e)
 	diag_clear(&d);
 	const char *home = NULL, *exe = NULL, *ver = NULL, *sys_site = NULL;
 	if (fs_read_small(&s->fs, join(s, root, "pyvenv.cfg"), 65536, &cfg, &len, &d) == ST_OK) {
-		home = cfg_value(s, cfg, "home");
-		exe = cfg_value(s, cfg, "executable");
-		ver = cfg_value(s, cfg, "version_info");
+		home = pyvenv_cfg_value(&s->arena, cfg, "home");
+		exe = pyvenv_cfg_value(&s->arena, cfg, "executable");
+		ver = pyvenv_cfg_value(&s->arena, cfg, "version_info");
 		if (!ver)
-			ver = cfg_value(s, cfg, "version");
-		sys_site = cfg_value(s, cfg, "include-system-site-packages");
+			ver = pyvenv_cfg_value(&s->arena, cfg, "version");
+		sys_site = pyvenv_cfg_value(&s->arena, cfg, "include-system-site-packages");
 		free(cfg);
 	}
 	if (ver && parse_version(ver, &e->py_major, &e->py_minor))

@@ -65,6 +65,9 @@ bool pyenv_enclosing(struct scan *s, const char *path, struct pyenv *e);
 const char *pyenv_module_name(struct scan *s, const struct pyenv *e, const char *path,
 			      const char **site_out);
 
+/* The value of key in pyvenv.cfg text ("key = value" lines), or NULL. */
+const char *pyvenv_cfg_value(struct arena *a, const char *text, const char *key);
+
 /* The module name a file name stands for ("common_ops" for common_ops.abi3.so). */
 const char *pyenv_module_stem(struct arena *a, const char *filename);
 

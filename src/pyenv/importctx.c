@@ -2,17 +2,8 @@
 
 #include <fnmatch.h>
 #include <limits.h>
-#include <stdarg.h>
 
 #define MAX_SOURCE (8u * 1024 * 1024)
-
-static void note(struct scan *s, struct ptrvec *v, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	ptrvec_push(&s->arena, v, arena_vprintf(&s->arena, fmt, ap));
-	va_end(ap);
-}
 
 static char *read_text(struct scan *s, const char *path, size_t *len)
 {
@@ -26,7 +17,7 @@ static char *read_text(struct scan *s, const char *path, size_t *len)
 
 /* The string value of a top-level assignment "name = '...'" or
  * "name: Optional[str] = '...'"; "None" gives NULL with *is_none set. */
-static const char *assigned_string(struct scan *s, const char *text, const char *name, bool *is_none)
+static const char *assigned_string(struct arena *a, const char *text, const char *name, bool *is_none)
 {
 	*is_none = false;
 	size_t nl = strlen(name);
@@ -43,7 +34,7 @@ static const char *assigned_string(struct scan *s, const char *text, const char 
 					char q = *v++;
 					const char *e = memchr(v, q, (size_t)(line + len - v));
 					if (e)
-						return arena_strndup(&s->arena, v, (size_t)(e - v));
+						return arena_strndup(a, v, (size_t)(e - v));
 				}
 				if ((size_t)(line + len - v) >= 4 && strncmp(v, "None", 4) == 0) {
 					*is_none = true;
@@ -85,7 +76,7 @@ struct literal {
 	const char *start;	/* the opening quote */
 };
 
-static size_t literals(struct scan *s, const char *from, const char *to, struct literal *out, size_t max)
+static size_t literals(struct arena *a, const char *from, const char *to, struct literal *out, size_t max)
 {
 	size_t n = 0;
 	for (const char *p = from; p < to && n < max; p++) {
@@ -105,7 +96,7 @@ static size_t literals(struct scan *s, const char *from, const char *to, struct 
 		if (e >= to || *e != q)
 			continue;
 		if (!prefixed) {
-			out[n].s = arena_strndup(&s->arena, p + 1, (size_t)(e - p - 1));
+			out[n].s = arena_strndup(a, p + 1, (size_t)(e - p - 1));
 			out[n].start = p;
 			out[n].end = e + 1;
 			n++;
@@ -123,7 +114,35 @@ static bool only_punct(const char *a, const char *b)
 	return true;
 }
 
-static void read_preloads(struct scan *s, const char *init, struct torch_layout *t)
+static void read_preloads(struct arena *a, const char *init, struct torch_layout *t);
+
+void torch_source_parse(struct arena *a, const char *init, const char *version_py, const char *internal,
+			struct torch_layout *t)
+{
+	bool none;
+	if (version_py) {
+		t->version = assigned_string(a, version_py, "__version__", &none);
+		t->cuda = assigned_string(a, version_py, "cuda", &none);
+	}
+	t->use_global_deps = true;
+	if (internal) {
+		t->use_global_deps = assigned_bool(internal, "USE_GLOBAL_DEPS", true);
+		t->rtld_global_with_libtorch = assigned_bool(internal, "USE_RTLD_GLOBAL_WITH_LIBTORCH", false);
+	}
+	if (init) {
+		t->preload_always = strstr(init, "/proc/self/maps") != NULL;
+		t->look_in_cu_dir = strstr(init, "\"cu{") || strstr(init, "'cu{");
+		t->look_in_plain_dir = strstr(init, "join(path, lib_folder, \"lib\"") != NULL ||
+				       strstr(init, "join(path, lib_folder, 'lib'") != NULL;
+		read_preloads(a, init, t);
+		ptrvec_push(a, &t->notes,
+			    arena_printf(a, "torch/__init__.py preloads %zu CUDA libraries%s", t->npreload,
+					 t->preload_always ? " once libcudart is loaded"
+							   : " only when libtorch_global_deps fails"));
+	}
+}
+
+static void read_preloads(struct arena *a, const char *init, struct torch_layout *t)
 {
 	const char *start = strstr(init, "def _preload_cuda_deps");
 	if (!start)
@@ -135,8 +154,8 @@ static void read_preloads(struct scan *s, const char *init, struct torch_layout 
 	if (!end)
 		end = start + strlen(start);
 	struct literal lit[256];
-	size_t n = literals(s, start, end, lit, ARRAY_SIZE(lit));
-	t->preload = arena_calloc(&s->arena, n ? n : 1, sizeof *t->preload);
+	size_t n = literals(a, start, end, lit, ARRAY_SIZE(lit));
+	t->preload = arena_calloc(a, n ? n : 1, sizeof *t->preload);
 	for (size_t i = 0; i + 1 < n; i++) {
 		const char *folder = lit[i].s, *pat = lit[i + 1].s;
 		if (!only_punct(lit[i].end, lit[i + 1].start) || !strstr(pat, ".so") ||
@@ -246,31 +265,13 @@ void torch_layout_read(struct scan *s, const struct pyenv *e, struct torch_layou
 	if (!t->found)
 		return;
 	size_t len;
-	bool none;
 	char *ver = read_text(s, arena_printf(&s->arena, "%s/version.py", t->dir), &len);
-	if (ver) {
-		t->version = assigned_string(s, ver, "__version__", &none);
-		t->cuda = assigned_string(s, ver, "cuda", &none);
-		free(ver);
-	}
 	char *internal = read_text(s, arena_printf(&s->arena, "%s/_utils_internal.py", t->dir), &len);
-	t->use_global_deps = true;
-	if (internal) {
-		t->use_global_deps = assigned_bool(internal, "USE_GLOBAL_DEPS", true);
-		t->rtld_global_with_libtorch = assigned_bool(internal, "USE_RTLD_GLOBAL_WITH_LIBTORCH", false);
-		free(internal);
-	}
 	char *init = read_text(s, arena_printf(&s->arena, "%s/__init__.py", t->dir), &len);
-	if (init) {
-		t->preload_always = strstr(init, "/proc/self/maps") != NULL;
-		t->look_in_cu_dir = strstr(init, "\"cu{") || strstr(init, "'cu{") || strstr(init, "f\"cu{");
-		t->look_in_plain_dir = strstr(init, "join(path, lib_folder, \"lib\"") != NULL ||
-				       strstr(init, "join(path, lib_folder, 'lib'") != NULL;
-		read_preloads(s, init, t);
-		free(init);
-		note(s, &t->notes, "torch/__init__.py preloads %zu CUDA libraries%s", t->npreload,
-		     t->preload_always ? " once libcudart is loaded" : " only when libtorch_global_deps fails");
-	}
+	torch_source_parse(&s->arena, init, ver, internal, t);
+	free(ver);
+	free(internal);
+	free(init);
 	const char *gd = arena_printf(&s->arena, "%s/lib/libtorch_global_deps.so", t->dir);
 	struct fs_stat st;
 	fs_stat(&s->fs, gd, &st);

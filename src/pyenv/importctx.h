@@ -44,6 +44,11 @@ struct torch_layout {
 	struct ptrvec notes;
 };
 
+/* Parses torch's __init__.py, version.py and _utils_internal.py texts
+ * (any may be NULL) into t; also the fuzz entry point. */
+void torch_source_parse(struct arena *a, const char *init_py, const char *version_py,
+			const char *internal_py, struct torch_layout *t);
+
 /* Reads the layout of the installed torch, if any. */
 void torch_layout_read(struct scan *s, const struct pyenv *e, struct torch_layout *t);
 

@@ -1,0 +1,308 @@
+/*
+ * cmd_explain.c: `abiscope explain` - paste an ImportError or a traceback,
+ * get the diagnosis from the environment that produced it.
+ */
+#include "cli/cli.h"
+#include "pyenv/check.h"
+#include "pyenv/explain.h"
+
+#include <unistd.h>
+
+static const char explain_help[] =
+	"usage: abiscope explain [options] [TEXT...]\n"
+	"\n"
+	"Reads an error message or a traceback (the arguments, or standard input),\n"
+	"finds the object, symbol or library it names, locates the environment the\n"
+	"paths belong to, and diagnoses the failure there without running Python.\n"
+	"\n"
+	"options:\n"
+	"  --python PATH   the interpreter (and environment) to use when the text\n"
+	"                  does not locate one\n"
+	"  --root DIR      inspect the file system under DIR\n"
+	"  --json          one JSON object on stdout\n"
+	"  --color WHEN    auto (default), always or never\n"
+	"  -v, --verbose   show every consequence\n"
+	"\n"
+	"exit status: 0 the diagnosis finds no failure, 1 it explains a failure,\n"
+	"2 usage error (nothing to explain)\n";
+
+#define MAX_INPUT (4u << 20)
+
+static char *read_all(FILE *in, size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap + 1);
+	if (!buf)
+		return NULL;
+	for (;;) {
+		if (n == cap) {
+			if (cap >= MAX_INPUT)
+				break;
+			cap *= 2;
+			char *nb = realloc(buf, cap + 1);
+			if (!nb) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+		}
+		size_t r = fread(buf + n, 1, cap - n, in);
+		if (r == 0)
+			break;
+		n += r;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+struct explain_cli {
+	const char *python, *root;
+	bool json, verbose;
+	enum color_mode color;
+	int first_text, argc;
+	char **argv;
+};
+
+static int parse(int argc, char **argv, struct explain_cli *o)
+{
+	struct args a = { argc, argv, 1, false, "explain" };
+	bool err = false;
+	const char *v;
+	for (; a.i < argc; a.i++) {
+		const char *s = argv[a.i];
+		if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
+			fputs(explain_help, stdout);
+			return -1;
+		} else if (arg_is(&a, "--json")) {
+			o->json = true;
+		} else if (arg_is(&a, "-v") || arg_is(&a, "--verbose")) {
+			o->verbose = true;
+		} else if (arg_value(&a, "--python", &v, &err)) {
+			o->python = v;
+		} else if (arg_value(&a, "--root", &v, &err)) {
+			o->root = v;
+		} else if (arg_value(&a, "--color", &v, &err)) {
+			if (!err && !parse_color(v, &o->color))
+				return usage_error("explain", "--color takes auto, always or never");
+		} else if (str_eq(s, "--")) {
+			o->first_text = a.i + 1;
+			break;
+		} else if (s[0] == '-' && s[1]) {
+			return usage_error("explain", "unknown option %s", s);
+		} else {
+			o->first_text = a.i;
+			break;
+		}
+		if (err)
+			return EXIT_USAGE;
+	}
+	o->argc = argc;
+	o->argv = argv;
+	return 0;
+}
+
+/* Which objects of the environment the message is about. */
+static size_t pick_targets(struct scan *s, struct env_check *c, const struct error_facts *f,
+			   struct inv_obj ***out, const char **why)
+{
+	struct ptrvec v = { 0 };
+	*why = NULL;
+	if (f->object) {
+		for (size_t i = 0; i < c->inv.nobj; i++)
+			if (str_eq(c->inv.obj[i]->path, f->object))
+				ptrvec_push(&s->arena, &v, c->inv.obj[i]);
+		if (v.n)
+			*why = "the object the message names";
+	}
+	if (!v.n && f->missing_library) {
+		for (size_t i = 0; i < c->inv.nobj; i++) {
+			const struct object *o = c->inv.obj[i]->obj;
+			for (size_t k = 0; o->elf_ok && k < o->elf.nneeded; k++)
+				if (str_eq(o->elf.needed[k], f->missing_library) ||
+				    str_eq(o->elf.needed[k], path_basename(f->missing_library)))
+					ptrvec_push(&s->arena, &v, c->inv.obj[i]);
+		}
+		if (v.n)
+			*why = arena_printf(&s->arena, "the objects that need %s", f->missing_library);
+	}
+	if (!v.n && f->package) {
+		struct inv_obj **hits;
+		size_t n = check_resolve_module(s, c, f->package, &hits);
+		for (size_t i = 0; i < n; i++)
+			ptrvec_push(&s->arena, &v, hits[i]);
+		if (v.n)
+			*why = arena_printf(&s->arena, "the extension modules of %s", f->package);
+	}
+	*out = (struct inv_obj **)v.item;
+	return v.n;
+}
+
+int cmd_explain(int argc, char **argv)
+{
+	struct explain_cli o;
+	memset(&o, 0, sizeof o);
+	int rc = parse(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	char *text = NULL;
+	size_t len = 0;
+	if (o.first_text && o.first_text < argc && !str_eq(argv[o.first_text], "-")) {
+		size_t total = 0;
+		for (int i = o.first_text; i < argc; i++)
+			total += strlen(argv[i]) + 1;
+		text = malloc(total + 1);
+		if (!text)
+			return EXIT_USAGE;
+		text[0] = '\0';
+		size_t off = 0;
+		for (int i = o.first_text; i < argc; i++)
+			off += (size_t)snprintf(text + off, total + 1 - off, "%s%s", argv[i], i + 1 < argc ? " " : "");
+		len = off;
+	} else {
+		if (isatty(STDIN_FILENO))
+			fprintf(stderr, "abiscope explain: paste the error, then Ctrl-D\n");
+		text = read_all(stdin, &len);
+	}
+	if (!text || len == 0) {
+		free(text);
+		return usage_error("explain", "nothing to explain");
+	}
+	struct scan s;
+	scan_init(&s, o.root);
+	struct error_facts f;
+	explain_parse(&s.arena, text, len, &f);
+	free(text);
+	if (!f.kind && !f.object && !f.package && !f.py_file) {
+		fprintf(stderr, "abiscope explain: the text names no shared object, library, symbol or Python "
+				"package abiscope can look at\n");
+		scan_release(&s);
+		return EXIT_USAGE;
+	}
+	/* the environment: the one the paths point into, else --python or the default */
+	struct check_options opt;
+	memset(&opt, 0, sizeof opt);
+	opt.python = o.python;
+	opt.path_env = o.root ? NULL : getenv("PATH");
+	opt.ld_library_path = o.root ? NULL : getenv("LD_LIBRARY_PATH");
+	const char *env_path = NULL;
+	struct pyenv around;
+	const char *anchor = f.object ? f.object : f.py_file ? f.py_file : f.site;
+	if (!o.python && anchor && pyenv_enclosing(&s, anchor, &around))
+		env_path = around.root;
+	struct env_check c;
+	struct diag d;
+	diag_clear(&d);
+	if (check_prepare(&s, env_path, &opt, &c, &d) != ST_OK) {
+		fprintf(stderr, "abiscope explain: %s: %s\n", d.path, d.msg);
+		scan_release(&s);
+		return EXIT_USAGE;
+	}
+	struct inv_obj **targets;
+	const char *why_targets;
+	size_t nt = pick_targets(&s, &c, &f, &targets, &why_targets);
+	struct module_verdict *v = arena_calloc(&s.arena, nt ? nt : 1, sizeof *v);
+	size_t nfail = 0;
+	bool reproduced = false;
+	for (size_t i = 0; i < nt; i++) {
+		check_one(&s, &c, &opt, targets[i], &v[i]);
+		if (v[i].state == V_FAILS) {
+			nfail++;
+			if (f.error_line && v[i].dlerror && strstr(f.error_line, v[i].dlerror))
+				reproduced = true;
+			if (f.error_line && v[i].dlerror && strstr(v[i].dlerror, f.error_line))
+				reproduced = true;
+		}
+	}
+	if (o.json) {
+		struct jw w;
+		jw_init(&w, stdout);
+		jw_obj_begin(&w);
+		jw_kstr(&w, "abiscope", ABISCOPE_VERSION);
+		jw_kstr(&w, "command", "explain");
+		jw_key(&w, "message");
+		jw_obj_begin(&w);
+		jw_kstr(&w, "kind", f.kind);
+		jw_kstr(&w, "error", f.error_line);
+		jw_kstr(&w, "object", f.object);
+		jw_kstr(&w, "symbol", f.symbol);
+		jw_kstr(&w, "version", f.version ? f.version : f.version_missing);
+		jw_kstr(&w, "missing_library", f.missing_library);
+		jw_kstr(&w, "package", f.package);
+		jw_kstr(&w, "python_file", f.py_file);
+		jw_obj_end(&w);
+		jw_kstr(&w, "environment", c.env.root);
+		jw_kstr(&w, "environment_kind", pyenv_kind_name(c.env.kind));
+		jw_kbool(&w, "reproduced", reproduced);
+		jw_key(&w, "checked");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < nt; i++) {
+			jw_obj_begin(&w);
+			jw_kstr(&w, "path", v[i].io->path);
+			jw_kstr(&w, "module", v[i].io->module);
+			jw_kstr(&w, "status", v[i].state == V_OK ? "ok" : v[i].state == V_FAILS ? "fails" : "not-checked");
+			jw_kstr(&w, "error", v[i].dlerror);
+			jw_kstr(&w, "context", v[i].context);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+		jw_key(&w, "findings");
+		render_findings_json(&w, &s.findings);
+		jw_obj_end(&w);
+		jw_end(&w);
+	} else {
+		struct term t;
+		term_init(&t, stdout, o.color);
+		fprintf(t.out, "%sthe message%s  %s\n", c_bold(&t), c_reset(&t),
+			f.error_line ? f.error_line : f.no_module ? f.no_module : "(no loader error line)");
+		if (f.symbol)
+			fprintf(t.out, "             undefined symbol %s%s%s\n", f.symbol, f.version ? " version " : "",
+				f.version ? f.version : "");
+		if (f.missing_library)
+			fprintf(t.out, "             library that could not be opened: %s\n", f.missing_library);
+		if (f.version_missing)
+			fprintf(t.out, "             version %s missing from %s\n", f.version_missing,
+				f.version_provider ? f.version_provider : "?");
+		fprintf(t.out, "%senvironment%s  %s %s%s\n", c_bold(&t), c_reset(&t), pyenv_kind_name(c.env.kind),
+			c.env.root, env_path ? " (where the message's paths point)" : "");
+		if (!nt) {
+			fprintf(t.out, "\nnothing in this environment matches the message");
+			if (f.object)
+				fprintf(t.out, " (%s is not here: the message may come from another machine; run "
+					       "abiscope there, or compare with abiscope snapshot)", f.object);
+			fprintf(t.out, "\n");
+		} else {
+			fprintf(t.out, "%schecked%s      %s\n\n", c_bold(&t), c_reset(&t), why_targets);
+		}
+		for (size_t i = 0; i < nt; i++) {
+			fprintf(t.out, "%s%s%s  %s\n", c_bold(&t), v[i].io->module ? v[i].io->module : v[i].io->path,
+				c_reset(&t), v[i].state == V_OK ? "would load here" : "would fail here");
+			if (v[i].context)
+				fprintf(t.out, "   (%s)\n", v[i].context);
+			struct findings sub = s.findings;
+			(void)sub;
+			for (size_t k = v[i].finding_first; k < v[i].finding_end; k++) {
+				const struct finding *g = s.findings.list.item[k];
+				if (g->caused_by >= (int)v[i].finding_first && g->caused_by < (int)v[i].finding_end)
+					continue;
+				fprintf(t.out, "   %s[%s]%s %s\n", g->severity == SEV_ERROR ? c_red(&t) : c_yellow(&t),
+					g->id, c_reset(&t), g->title);
+				size_t nl = o.verbose ? g->lines.n : MIN(g->lines.n, (size_t)8);
+				for (size_t l = 0; l < nl; l++)
+					fprintf(t.out, "       %s\n", (const char *)g->lines.item[l]);
+				if (g->fix)
+					fprintf(t.out, "       %sfix:%s %s\n", c_green(&t), c_reset(&t), g->fix);
+			}
+			fputc('\n', t.out);
+		}
+		if (f.error_line && nfail)
+			fprintf(t.out, "%s\n", reproduced ? "abiscope reproduces this error from the files"
+							  : "abiscope predicts a failure here, but not with the same text: "
+							    "the message may come from another environment or LD_LIBRARY_PATH");
+		else if (f.error_line && nt && !nfail)
+			fprintf(t.out, "abiscope predicts these objects load here: the message must come from a "
+				       "different environment, LD_LIBRARY_PATH, or an import order not modelled\n");
+	}
+	scan_release(&s);
+	return nfail ? EXIT_FAILS : EXIT_OK;
+}

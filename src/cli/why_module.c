@@ -1,0 +1,101 @@
+/*
+ * why_module.c: `abiscope why IMPORT_NAME` - the extension modules an import
+ * name stands for in the environment, each judged the way `check` judges
+ * it (after `import torch` when it needs torch), variants of a package
+ * (sgl_kernel's sm90/ and sm100/) side by side.
+ */
+#include "cli/cli.h"
+#include "cli/why_module.h"
+#include "pyenv/check.h"
+
+int why_module(const struct why_module_args *o)
+{
+	struct scan s;
+	scan_init(&s, o->root);
+	struct check_options opt;
+	memset(&opt, 0, sizeof opt);
+	opt.python = o->python;
+	opt.path_env = o->root ? NULL : getenv("PATH");
+	opt.ld_library_path = o->ld_library_path;
+	struct env_check c;
+	struct diag d;
+	diag_clear(&d);
+	if (check_prepare(&s, NULL, &opt, &c, &d) != ST_OK) {
+		fprintf(stderr, "abiscope why: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
+		scan_release(&s);
+		return EXIT_USAGE;
+	}
+	struct inv_obj **mods;
+	size_t n = check_resolve_module(&s, &c, o->name, &mods);
+	if (n == 0) {
+		fprintf(stderr, "abiscope why: no extension module %s in the %s %s%s\n", o->name,
+			pyenv_kind_name(c.env.kind), c.env.root ? c.env.root : "",
+			c.env.nsite ? "" : " (it has no site-packages)");
+		scan_release(&s);
+		return EXIT_UNREADABLE;
+	}
+	struct module_verdict *v = arena_calloc(&s.arena, n, sizeof *v);
+	size_t nfail = 0;
+	for (size_t i = 0; i < n; i++) {
+		check_one(&s, &c, &opt, mods[i], &v[i]);
+		nfail += v[i].state == V_FAILS;
+	}
+	if (o->json) {
+		struct jw w;
+		jw_init(&w, stdout);
+		jw_obj_begin(&w);
+		jw_kstr(&w, "abiscope", ABISCOPE_VERSION);
+		jw_kstr(&w, "command", "why");
+		jw_kstr(&w, "target", o->name);
+		jw_kbool(&w, "loads", nfail == 0);
+		jw_kstr(&w, "error", nfail ? v[0].dlerror : NULL);
+		for (size_t i = 0; i < n; i++)
+			if (v[i].state == V_FAILS) {
+				jw_kstr(&w, "first_failing_module", v[i].io->module);
+				break;
+			}
+		jw_kstr(&w, "environment", c.env.root);
+		jw_kstr(&w, "python", c.env.python);
+		jw_key(&w, "modules");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < n; i++) {
+			jw_obj_begin(&w);
+			jw_kstr(&w, "module", v[i].io->module);
+			jw_kstr(&w, "path", v[i].io->path);
+			jw_kstr(&w, "distribution", v[i].io->dist ? v[i].io->dist->name : NULL);
+			jw_kbool(&w, "loads", v[i].state == V_OK);
+			jw_kstr(&w, "error", v[i].dlerror);
+			jw_kstr(&w, "context", v[i].context);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+		jw_key(&w, "findings");
+		render_findings_json(&w, &s.findings);
+		jw_obj_end(&w);
+		jw_end(&w);
+	} else {
+		struct term t;
+		term_init(&t, stdout, o->color);
+		fprintf(t.out, "%smodule%s       %s: %zu extension module%s\n", c_bold(&t), c_reset(&t), o->name, n,
+			n == 1 ? "" : "s");
+		fprintf(t.out, "%senvironment%s  %s %s\n", c_bold(&t), c_reset(&t), pyenv_kind_name(c.env.kind),
+			c.env.root ? c.env.root : "");
+		if (c.env.python)
+			fprintf(t.out, "%sinterpreter%s  %s\n", c_bold(&t), c_reset(&t), c.env.python);
+		fputc('\n', t.out);
+		for (size_t i = 0; i < n; i++) {
+			fprintf(t.out, "%s%s%s  %s%s%s\n", c_bold(&t), v[i].io->module, c_reset(&t),
+				v[i].state == V_OK ? c_green(&t) : c_red(&t),
+				v[i].state == V_OK ? "would import" : "would NOT import", c_reset(&t));
+			fprintf(t.out, "   %s\n", v[i].io->path);
+			if (v[i].context)
+				fprintf(t.out, "   (%s)\n", v[i].context);
+			if (v[i].dlerror)
+				fprintf(t.out, "   %sImportError: %s%s\n", c_dim(&t), v[i].dlerror, c_reset(&t));
+			render_finding_roots(&t, &s.findings, v[i].finding_first, v[i].finding_end, o->verbose);
+			fputc('\n', t.out);
+		}
+	}
+	scan_release(&s);
+	return nfail ? EXIT_FAILS : EXIT_OK;
+}
