@@ -19,6 +19,9 @@ static const char check_help[] =
 	"options:\n"
 	"  --python PATH      the interpreter to model (its environment, or the one PATH is in)\n"
 	"  --libraries        also check libraries that are not extension modules\n"
+	"  --assume-driver    check as if the NVIDIA driver were installed (libcuda.so.1 is\n"
+	"                     modelled by the CUDA toolkit's stub, from $CUDA_HOME or\n"
+	"                     /usr/local/cuda)\n"
 	"  --verify-hashes    compare every RECORD sha256 with the file (slower)\n"
 	"  --ld-library-path LIST  LD_LIBRARY_PATH of the process (default: the environment's)\n"
 	"  --root DIR         inspect the file system under DIR\n"
@@ -57,6 +60,8 @@ static int parse(int argc, char **argv, struct check_cli *o)
 			o->verbose = true;
 		} else if (arg_is(&a, "--verify-hashes")) {
 			o->opt.verify_hashes = true;
+		} else if (arg_is(&a, "--assume-driver")) {
+			o->opt.assume_driver = true;
 		} else if (arg_is(&a, "--libraries")) {
 			o->opt.libraries_too = true;
 		} else if (arg_value(&a, "--python", &v, &err)) {
@@ -88,7 +93,7 @@ struct group {
 	const char *name;	/* distribution name, or a folder for unowned objects */
 	const char *version;
 	const struct dist *dist;
-	size_t nmod, nfail;
+	size_t nmod, nfail, nother;
 	struct ptrvec verdicts;	/* struct module_verdict * */
 };
 
@@ -119,6 +124,8 @@ static void groups_of(struct scan *s, const struct env_check *c, struct ptrvec *
 		g->nmod++;
 		if (v->state == V_FAILS)
 			g->nfail++;
+		if (v->state == V_OTHER_PYTHON)
+			g->nother++;
 	}
 }
 
@@ -154,6 +161,9 @@ static void print_env_text(struct scan *s, const struct term *t, const struct en
 		else
 			fputc('\n', t->out);
 	}
+	if (c->driver_stub)
+		fprintf(t->out, "%sdriver%s       assumed: libcuda.so.1 modelled by %s\n", c_bold(t), c_reset(t),
+			c->driver_stub);
 	fputc('\n', t->out);
 	/* torch's own import failure first */
 	for (size_t i = 0; i < s->findings.list.n; i++) {
@@ -174,7 +184,8 @@ static void print_env_text(struct scan *s, const struct term *t, const struct en
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t gi = 0; gi < groups.n; gi++) {
 			const struct group *g = groups.item[gi];
-			if ((pass == 0) != (g->nfail > 0))
+			bool notable = g->nfail > 0 || g->nother > 0;
+			if ((pass == 0) != notable)
 				continue;
 			if (pass == 1 && !verbose)
 				continue;
@@ -183,7 +194,8 @@ static void print_env_text(struct scan *s, const struct term *t, const struct en
 				stdlib_only &= ((const struct module_verdict *)g->verdicts.item[k])->io->in_stdlib;
 			if (stdlib_only && !g->nfail && !verbose)
 				continue;
-			fprintf(t->out, "%s%s%s  %s%s%s%s\n", g->nfail ? c_red(t) : c_green(t), g->nfail ? "FAILS" : "ok   ",
+			fprintf(t->out, "%s%s%s  %s%s%s%s\n", g->nfail ? c_red(t) : g->nother ? c_yellow(t) : c_green(t),
+				g->nfail ? "FAILS" : g->nother ? "WARN " : "ok   ",
 				c_reset(t), c_bold(t), g->name, g->version ? " " : "", g->version ? g->version : "");
 			for (size_t k = 0; k < g->verdicts.n; k++) {
 				const struct module_verdict *v = g->verdicts.item[k];
@@ -191,7 +203,11 @@ static void print_env_text(struct scan *s, const struct term *t, const struct en
 					continue;
 				fprintf(t->out, "   %s%s%s  %s\n", c_bold(t), display_name(v), c_reset(t),
 					v->state == V_OK ? (v->in_torch_import ? "imports (loaded by import torch)" : "imports")
-					: v->state == V_FAILS ? "would fail to import" : "not checked");
+					: v->state == V_FAILS ? "would fail to import"
+					: v->state == V_OTHER_PYTHON ? "built for another Python: never imported"
+					: "not checked");
+				if (v->state == V_OTHER_PYTHON)
+					render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
 				if (v->state != V_FAILS)
 					continue;
 				if (v->dlerror)
@@ -276,7 +292,8 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 			jw_kstr(w, "module", v->io->module);
 			jw_kstr(w, "path", v->io->path);
 			jw_kbool(w, "extension", v->io->is_extension);
-			jw_kstr(w, "status", v->state == V_OK ? "ok" : v->state == V_FAILS ? "fails" : "not-checked");
+			jw_kstr(w, "status", v->state == V_OK ? "ok" : v->state == V_FAILS ? "fails"
+					     : v->state == V_OTHER_PYTHON ? "other-python" : "not-checked");
 			jw_kstr(w, "error", v->dlerror);
 			jw_kstr(w, "context", v->context);
 			jw_key(w, "findings");
@@ -316,6 +333,7 @@ int cmd_check(int argc, char **argv)
 	o.opt.ld_bind_now = bn && *bn;
 	const char *tg = o.root ? NULL : getenv("TORCH_USE_RTLD_GLOBAL");
 	o.opt.torch_rtld_global = tg && *tg;
+	o.opt.cuda_home = o.root ? NULL : getenv("CUDA_HOME");
 	size_t nenv = o.npaths ? o.npaths : 1;
 	struct env_check *envs = arena_calloc(&s.arena, nenv, sizeof *envs);
 	int code = EXIT_OK;

@@ -161,7 +161,15 @@ static void explain_missing(struct check_ctx *x, struct finding *lnf, const stru
 		const struct provider *pv = provider_lookup(a, lib);
 		f = finding_add(&s->findings, "library-not-installed", SEV_ERROR, lnf->object);
 		val_set_str(a, f->fields, "library", lib);
-		if (pv) {
+		if (str_eq(lib, "libcuda.so.1")) {
+			finding_title(&s->findings, f, "libcuda.so.1 is not installed: it is the NVIDIA driver's, and "
+						       "this machine has none");
+			val_set_bool(a, f->fields, "driver", true);
+			finding_line(&s->findings, f, "every CUDA extension that links the driver API fails to "
+						      "import without it");
+			finding_fix(&s->findings, f, "run on a machine with the NVIDIA driver; to check the rest as "
+						     "if it were there, use --assume-driver");
+		} else if (pv) {
 			finding_title(&s->findings, f, "%s is not installed: it comes with %s", lib, pv->dist);
 			val_set_str(a, f->fields, "provided_by", pv->dist);
 			val_set(a, f->fields, "install_folder", val_str(a, pv->folder));
@@ -274,6 +282,48 @@ static void two_majors(struct check_ctx *x, const struct dlopen_result *r, const
 
 /* ---- one module ---- */
 
+/* A .cpython-XY- suffix another Python: this interpreter never imports it. */
+static bool other_python(struct check_ctx *x, const struct inv_obj *io)
+{
+	const char *suffix = x->c->env.ext_suffix;
+	const char *name = path_basename(io->path);
+	const char *cp = strstr(name, ".cpython-");
+	if (!io->is_extension || io->in_stdlib || !suffix || !cp || str_eq(cp, suffix))
+		return false;
+	struct scan *s = x->s;
+	struct finding *f = finding_add(&s->findings, "python-abi-mismatch", SEV_WARNING, io->path);
+	const char *tag = arena_strndup(&s->arena, cp + 1, strcspn(cp + 1, "."));
+	finding_title(&s->findings, f, "%s is built for %s; Python %d.%d looks for %s and never imports it",
+		      name, tag, x->c->env.py_major, x->c->env.py_minor, suffix + 1);
+	val_set_str(&s->arena, f->fields, "built_for", tag);
+	val_set_str(&s->arena, f->fields, "expected_suffix", suffix);
+	finding_line(&s->findings, f, "`import %s` raises ModuleNotFoundError (or finds another file)",
+		     io->module ? io->module : "?");
+	finding_fix(&s->findings, f, "install the wheel built for this Python (%s) or use the Python it was "
+				     "built for", suffix + 1);
+	set_fields(s, f, io);
+	return true;
+}
+
+/* The SONAME a failed load missed that `import torch` loads, or NULL. */
+static const char *soname_torch_preloads(struct check_ctx *x, const struct dlopen_result *r)
+{
+	if (!x->torch_ok || r->ok)
+		return NULL;
+	for (size_t i = 0; i < r->nfail; i++) {
+		const struct failure *f = &r->fail[i];
+		if (f->kind != FAIL_NOT_FOUND || !f->name)
+			continue;
+		for (size_t k = 0; k < x->torchp.maps.n; k++) {
+			const struct lmap *m = x->torchp.maps.item[k];
+			if (m->obj->kind == OBJ_ELF && m->obj->elf_ok && m->obj->elf.soname &&
+			    str_eq(m->obj->elf.soname, f->name))
+				return f->name;
+		}
+	}
+	return NULL;
+}
+
 static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict *v)
 {
 	struct scan *s = x->s;
@@ -291,6 +341,11 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 		v->finding_end = v->finding_first;
 		return;
 	}
+	if (other_python(x, io)) {
+		v->state = V_OTHER_PYTHON;
+		v->finding_end = s->findings.list.n;
+		return;
+	}
 	struct process *p = &x->base;
 	const char *why = NULL;
 	if (x->c->torch.found && !in_torch(x, io)) {
@@ -306,13 +361,24 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	}
 	if (why && x->torch_ok)
 		p = &x->torchp;
-	v->context = why;
 	struct proc_mark mark;
 	proc_mark_save(p, &mark);
 	struct why_result wr;
 	memset(&wr, 0, sizeof wr);
-	wr.proc = *p;
 	proc_dlopen(p, io->path, false, &wr.target);
+	const char *preloaded = p != &x->torchp ? soname_torch_preloads(x, &wr.target) : NULL;
+	if (preloaded) {
+		/* `import torch` would have loaded the missing SONAME: judge the
+		 * module in that state, as ML code always imports torch first */
+		proc_rewind(p, &mark, &wr.target);
+		p = &x->torchp;
+		why = arena_printf(&s->arena, "assuming torch is imported first: `import torch` loads %s",
+				   preloaded);
+		proc_mark_save(p, &mark);
+		memset(&wr, 0, sizeof wr);
+		proc_dlopen(p, io->path, false, &wr.target);
+	}
+	v->context = why;
 	wr.proc = *p;
 	wr.loads = wr.target.ok;
 	wr.dlerror = wr.target.dlerror;
@@ -522,6 +588,28 @@ static void namespace_shadow(struct check_ctx *x)
 
 /* ---- the pipeline ---- */
 
+/* The CUDA toolkit's stub libcuda.so: it exports the driver API, so it can
+ * stand for the driver when checking a machine that has none. */
+static const char *find_driver_stub(struct scan *s, const struct pyenv *e, const char *cuda_home)
+{
+	const char *cands[8];
+	size_t n = 0;
+	if (cuda_home && *cuda_home) {
+		cands[n++] = arena_printf(&s->arena, "%s/lib64/stubs/libcuda.so", cuda_home);
+		cands[n++] = arena_printf(&s->arena, "%s/lib/stubs/libcuda.so", cuda_home);
+	}
+	cands[n++] = "/usr/local/cuda/lib64/stubs/libcuda.so";
+	for (size_t i = 0; i < e->nsite && n < ARRAY_SIZE(cands); i++)
+		cands[n++] = arena_printf(&s->arena, "%s/nvidia/cu13/lib/stubs/libcuda.so", e->site[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct fs_stat st;
+		fs_stat(&s->fs, cands[i], &st);
+		if (st.kind == FS_REGULAR)
+			return cands[i];
+	}
+	return NULL;
+}
+
 static enum status prepare(struct check_ctx *x, const char *path, struct diag *d)
 {
 	struct scan *s = x->s;
@@ -570,11 +658,21 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 	diag_clear(&pd);
 	if (exe && proc_init(&x->base, &s->arena, &s->objs, &po, exe, &pd) == ST_OK)
 		x->base_ok = true;
+	if (x->o->assume_driver)
+		c->driver_stub = find_driver_stub(s, &c->env, x->o->cuda_home);
+	if (x->base_ok && c->driver_stub) {
+		struct dlopen_result dr;
+		proc_dlopen(&x->base, c->driver_stub, false, &dr);
+	}
 	else if (exe)
 		c->python_problem = arena_printf(&s->arena, "cannot model the interpreter %s: %s", exe, pd.msg);
 	if (x->base_ok && c->torch.found && c->torch.c_module) {
 		diag_clear(&pd);
 		if (proc_init(&x->torchp, &s->arena, &s->objs, &po, exe, &pd) == ST_OK) {
+			if (c->driver_stub) {
+				struct dlopen_result dr;
+				proc_dlopen(&x->torchp, c->driver_stub, false, &dr);
+			}
 			torch_import_replay(s, &x->torchp, &c->env, &c->torch, &c->torch_import);
 			c->torch_replayed = true;
 			x->torch_ok = c->torch_import.ok;

@@ -28,9 +28,11 @@ struct check_options {
 	const char *ld_library_path;
 	bool ld_bind_now;
 	bool torch_rtld_global;		/* TORCH_USE_RTLD_GLOBAL set */
+	bool assume_driver;		/* model libcuda.so.1 with the CUDA toolkit's stub */
+	const char *cuda_home;		/* $CUDA_HOME, where the stub is looked for first */
 };
 
-enum verdict_state { V_OK, V_FAILS, V_NOT_CHECKED };
+enum verdict_state { V_OK, V_FAILS, V_NOT_CHECKED, V_OTHER_PYTHON };
 
 struct module_verdict {
 	struct inv_obj *io;
@@ -55,6 +57,7 @@ struct env_check {
 	size_t nextensions, nstdlib, nfail_ext, nfail_lib;
 	size_t env_finding_first, env_finding_end;	/* environment-level findings */
 	const char *python_problem;	/* why no process could be modelled, or NULL */
+	const char *driver_stub;	/* the stub standing for libcuda.so.1 (--assume-driver), or NULL */
 };
 
 /* Checks the environment (or folder or file) at path; NULL: the default env. */
