@@ -35,6 +35,8 @@ int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(pri
 bool parse_color(const char *v, enum color_mode *out);
 
 int cmd_why(int argc, char **argv);
+int cmd_cuda(int argc, char **argv);
+int cmd_gpu(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 

@@ -6,6 +6,7 @@
 #include "loader/verdict.h"
 #include "pyenv/interpreter.h"
 #include "cli/why_module.h"
+#include "cuda/verdict.h"
 
 static const char why_help[] =
 	"usage: abiscope why [options] TARGET\n"
@@ -29,6 +30,9 @@ static const char why_help[] =
 	"  --ld-library-path LIST LD_LIBRARY_PATH of the process (default: the environment's)\n"
 	"  --root DIR             inspect the file system under DIR (a container image,\n"
 	"                         a mounted disk) with its own ld.so.cache and loader\n"
+	"  --gpu SPEC             judge the CUDA code of the load graph for this GPU\n"
+	"                         (sm_120, 12.0, H100 ...; default: the driver's GPUs)\n"
+	"  --driver VERSION       judge for this NVIDIA driver (default: the installed one)\n"
 	"  --json                 one JSON object on stdout\n"
 	"  --color WHEN           auto (default), always or never; NO_COLOR is honoured\n"
 	"  -v, --verbose          show notes and every consequence\n"
@@ -45,6 +49,10 @@ struct why_cli {
 	enum color_mode color;
 	struct why_preload pre[64];
 	size_t npre;
+	const char *gpus[16];		/* --gpu, for the CUDA verdicts */
+	size_t ngpus;
+	const char *driver;
+	const char *gpu_line;		/* the CUDA target, for the header */
 };
 
 static int parse(int argc, char **argv, struct why_cli *o)
@@ -75,6 +83,18 @@ static int parse(int argc, char **argv, struct why_cli *o)
 		} else if (arg_value(&a, "--color", &v, &err)) {
 			if (!err && !parse_color(v, &o->color))
 				return usage_error("why", "--color takes auto, always or never");
+		} else if (arg_value(&a, "--gpu", &v, &err)) {
+			unsigned cc;
+			const char *name;
+			if (!err && (!cuda_parse_gpu_spec(v, &cc, &name) || o->ngpus == ARRAY_SIZE(o->gpus)))
+				return usage_error("why", "--gpu %s names no GPU abiscope knows (sm_90, 12.0, H100 ...)", v);
+			if (!err)
+				o->gpus[o->ngpus++] = v;
+		} else if (arg_value(&a, "--driver", &v, &err)) {
+			struct driver_version dv;
+			if (!err && !cuda_parse_driver_version(v, &dv))
+				return usage_error("why", "--driver takes a driver version such as 580.65.06");
+			o->driver = v;
 		} else if (arg_value(&a, "--preload-global", &v, &err) || arg_value(&a, "--preload", &v, &err)) {
 			if (err)
 				return EXIT_USAGE;
@@ -185,6 +205,8 @@ static void print_text(struct scan *s, const struct why_cli *o, const struct why
 			ir && ir->how ? " (" : "", ir && ir->how ? ir->how : "", ir && ir->how ? ")" : "");
 	fprintf(t.out, "%sloader%s   %s, glibc %d.%d\n", c_bold(&t), c_reset(&t), fa->interp,
 		fa->glibc_major, fa->glibc_minor);
+	if (o->gpu_line)
+		fprintf(t.out, "%sgpu%s      %s\n", c_bold(&t), c_reset(&t), o->gpu_line);
 	for (size_t i = 0; i < r->npre; i++)
 		fprintf(t.out, "%spreload%s  %s (%s): %s\n", c_bold(&t), c_reset(&t), r->pre[i].path,
 			r->pre[i].global ? "RTLD_GLOBAL" : "RTLD_LOCAL",
@@ -346,6 +368,13 @@ int cmd_why(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	why_findings(&s, &q, &r);
+	/* The CUDA verdicts for the objects of the target's load graph. */
+	struct object **objs = arena_calloc(&s.arena, r.target.nsearchlist + 1, sizeof *objs);
+	for (size_t i = 0; i < r.target.nsearchlist; i++)
+		objs[i] = r.target.searchlist[i]->obj;
+	struct cuda_options co = { o.gpus, o.ngpus, o.driver, false, o.root ? NULL : getenv("CUDA_HOME"),
+				   o.root ? NULL : getenv("PATH") };
+	o.gpu_line = cuda_judge_load_graph(&s, objs, r.target.nsearchlist, &co);
 	if (o.json)
 		print_json(&s, &q, &r, &ir);
 	else

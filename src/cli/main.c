@@ -11,6 +11,8 @@ struct command {
 
 static const struct command commands[] = {
 	{ "why", cmd_why, "would dlopen() of a library or extension succeed, and why not" },
+	{ "cuda", cmd_cuda, "which GPUs the CUDA code of files or an environment runs on" },
+	{ "gpu", cmd_gpu, "the NVIDIA driver and GPUs of this machine" },
 	{ "check", cmd_check, "would every extension module of an environment import" },
 	{ "explain", cmd_explain, "diagnose a pasted ImportError or traceback in its environment" },
 };
