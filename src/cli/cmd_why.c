@@ -207,6 +207,11 @@ static void print_text(struct scan *s, const struct why_cli *o, const struct why
 		fa->glibc_major, fa->glibc_minor);
 	if (o->gpu_line)
 		fprintf(t.out, "%sgpu%s      %s\n", c_bold(&t), c_reset(&t), o->gpu_line);
+	struct why_identity wi;	/* who built the target, and the installed torch */
+	why_identity(s, q, r, &wi);
+	for (size_t i = 0; i < wi.nline; i++)
+		fprintf(t.out, "%s%s%s%*s%s\n", c_bold(&t), wi.line[i].label, c_reset(&t),
+			(int)(9 - MIN(strlen(wi.line[i].label), 8)), "", wi.line[i].text);
 	for (size_t i = 0; i < r->npre; i++)
 		fprintf(t.out, "%spreload%s  %s (%s): %s\n", c_bold(&t), c_reset(&t), r->pre[i].path,
 			r->pre[i].global ? "RTLD_GLOBAL" : "RTLD_LOCAL",
@@ -310,6 +315,10 @@ static void print_json(struct scan *s, const struct why_request *q, struct why_r
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
+	struct why_identity wi;	/* "built_with": the target's builder and the installed torch */
+	why_identity(s, q, r, &wi);
+	jw_key(&w, "built_with");
+	jw_value(&w, wi.json);
 	jw_key(&w, "findings");
 	render_findings_json(&w, &s->findings);
 	jw_key(&w, "assumptions");

@@ -1,7 +1,16 @@
 #include "loader/verdict.h"
+#include "cxx/abi.h"
 #include "cxx/demangle.h"
+#include "cxx/explain.h"
+#include "cxx/versions.h"
+#include "pyenv/torch.h"
 
 #include <errno.h>
+
+/* Near-miss analyses per why_findings call: enough for every real case,
+ * bounded for a plugin with thousands of unresolved host symbols. */
+#define WHY_MAX_NEARMISS 64
+#define WHY_MAX_COPIES 16
 
 /* ---- running ---- */
 
@@ -153,29 +162,6 @@ static void explain_skipped_copies(struct findings *fl, struct finding *f, const
 		}
 }
 
-static const char *versions_defined(struct arena *a, const struct object *o, size_t max)
-{
-	if (o->kind != OBJ_ELF || !o->elf_ok || o->elf.nverdef == 0)
-		return "no version definitions";
-	char buf[1024];
-	size_t n = 0;
-	buf[0] = '\0';
-	size_t shown = 0;
-	for (size_t i = o->elf.nverdef; i-- > 0 && shown < max;) {
-		const struct elf_verdef *v = &o->elf.verdef[i];
-		if (v->flags & VER_FLG_BASE_)
-			continue;
-		int w = snprintf(buf + n, sizeof buf - n, "%s%s", shown ? ", " : "", v->name);
-		if (w < 0 || (size_t)w >= sizeof buf - n)
-			break;
-		n += (size_t)w;
-		shown++;
-	}
-	if (o->elf.nverdef > max + 1)
-		snprintf(buf + n, sizeof buf - n, ", ...");
-	return arena_strdup(a, buf);
-}
-
 struct conv {
 	struct scan *s;
 	struct why_result *r;
@@ -183,7 +169,404 @@ struct conv {
 	const char *context;	/* "while preloading X" or NULL */
 	int base;		/* index of the first finding of this dlopen */
 	bool is_target;
+	const struct dlopen_result *dr;	/* the dlopen being converted */
+	struct cxx_index *ix;		/* created on first need unless the request shares one */
+	const struct torch_identity *torch;
+	bool torch_done;
+	int nearmiss_done;
 };
+
+/* ---- C++ and version explanations (cxx/) ---- */
+
+static bool usable_elf(const struct object *o)
+{
+	return o && o->kind == OBJ_ELF && o->elf_ok;
+}
+
+/* The installed torch: the caller's, else the one whose libraries are in
+ * the graph, else a torch/ package in a directory above the target. */
+static const struct torch_identity *installed_torch(struct conv *c)
+{
+	if (c->torch_done)
+		return c->torch;
+	c->torch_done = true;
+	if (c->q->torch) {
+		c->torch = c->q->torch;
+		return c->torch;
+	}
+	struct arena *a = &c->s->arena;
+	const char *dir = NULL;
+	const struct process *p = &c->r->proc;
+	for (size_t i = 0; c->dr && i < c->dr->nsearchlist && !dir; i++)
+		dir = torch_dir_of(a, c->dr->searchlist[i]->path);
+	for (size_t i = 0; i < p->maps.n && !dir; i++)
+		dir = torch_dir_of(a, ((const struct lmap *)p->maps.item[i])->path);
+	if (!dir && c->q->target && strchr(c->q->target, '/')) {
+		char abs[4096];
+		fs_absolute(&c->s->fs, c->q->target, abs, sizeof abs);
+		dir = torch_dir_of(a, abs);
+		if (!dir)
+			dir = torch_dir_near(a, &c->s->fs, abs, 5);
+	}
+	if (!dir)
+		return NULL;
+	char norm[4096];
+	path_normalize(dir, norm, sizeof norm);
+	dir = arena_strdup(a, norm);
+	struct torch_identity *t = arena_alloc(a, sizeof *t);
+	struct diag d;
+	diag_clear(&d);
+	if (torch_identify(a, &c->s->objs, dir, t, &d) == ST_OK)
+		c->torch = t;
+	return c->torch;
+}
+
+static struct cxx_index *index_of(struct conv *c)
+{
+	if (!c->ix) {
+		if (c->q->cxx) {
+			c->ix = c->q->cxx;
+		} else {
+			c->ix = arena_alloc(&c->s->arena, sizeof *c->ix);
+			cxx_index_init(c->ix, &c->s->arena);
+		}
+	}
+	return c->ix;
+}
+
+static bool in_list(struct lmap *const *v, size_t n, const struct lmap *m)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == m)
+			return true;
+	return false;
+}
+
+/* Every object of the process and of this dlopen, with whether a symbol
+ * lookup from the dlopen's objects searches it (global scope + its list). */
+static size_t loaded_objects(struct conv *c, struct nm_object **out)
+{
+	const struct process *p = &c->r->proc;
+	size_t cap = p->maps.n + (c->dr ? c->dr->nsearchlist : 0);
+	struct nm_object *v = arena_calloc(&c->s->arena, cap ? cap : 1, sizeof *v);
+	size_t n = 0;
+	for (size_t pass = 0; pass < 2; pass++) {
+		size_t m = pass == 0 ? p->maps.n : (c->dr ? c->dr->nsearchlist : 0);
+		for (size_t i = 0; i < m; i++) {
+			const struct lmap *l = pass == 0 ? p->maps.item[i] : c->dr->searchlist[i];
+			if (!usable_elf(l->obj))
+				continue;
+			bool dup = false;
+			for (size_t k = 0; k < n && !dup; k++)
+				dup = v[k].obj == l->obj;
+			if (dup)
+				continue;
+			v[n].obj = l->obj;
+			v[n].path = l->path;
+			v[n].loaded = true;
+			v[n].in_scope = in_list((struct lmap *const *)p->global.item, p->global.n, l) ||
+					(c->dr && in_list(c->dr->searchlist, c->dr->nsearchlist, l));
+			n++;
+		}
+	}
+	*out = v;
+	return n;
+}
+
+static const struct lmap *loaded_map_of(struct conv *c, const struct object *o)
+{
+	const struct process *p = &c->r->proc;
+	for (size_t i = 0; c->dr && i < c->dr->nsearchlist; i++)
+		if (c->dr->searchlist[i]->obj == o)
+			return c->dr->searchlist[i];
+	for (size_t i = 0; i < p->maps.n; i++)
+		if (((const struct lmap *)p->maps.item[i])->obj == o)
+			return p->maps.item[i];
+	return NULL;
+}
+
+/* A candidate copy at path: an ELF object for the process's machine and
+ * class that is not loaded already and not seen yet. */
+static void consider_copy(struct conv *c, const char *path, const char *name, struct nm_object *v,
+			  size_t *n, const struct nm_object *loaded, size_t nloaded)
+{
+	if (*n >= WHY_MAX_COPIES)
+		return;
+	struct fs_stat st;
+	fs_stat(&c->s->fs, path, &st);
+	if (st.kind != FS_REGULAR)
+		return;
+	struct diag d;
+	diag_clear(&d);
+	struct object *o = objcache_get(&c->s->objs, path, &d);
+	if (!usable_elf(o) || o->elf.machine != c->r->proc.facts.machine || o->elf.is64 != c->r->proc.facts.is64)
+		return;
+	if (!(o->elf.soname ? str_eq(o->elf.soname, name) : str_eq(path_basename(path), name)))
+		return;
+	for (size_t i = 0; i < nloaded; i++)
+		if (loaded[i].obj == o)
+			return;
+	for (size_t i = 0; i < *n; i++)
+		if (v[i].obj == o)
+			return;
+	char norm[4096];
+	path_normalize(path, norm, sizeof norm);
+	v[*n].obj = o;
+	v[*n].path = arena_strdup(&c->s->arena, norm);
+	v[*n].loaded = false;
+	v[*n].in_scope = false;
+	(*n)++;
+}
+
+static void copy_in_dir(struct conv *c, const char *dir, const char *name, struct nm_object *v, size_t *n,
+			const struct nm_object *loaded, size_t nloaded)
+{
+	char path[4096];
+	path_join(dir, name, path, sizeof path);
+	consider_copy(c, path, name, v, n, loaded, nloaded);
+}
+
+/*
+ * Other copies of the library named name on this machine: in the
+ * directories of every loaded object, on LD_LIBRARY_PATH, in ld.so.cache,
+ * in the default directories, and the caller's extra paths.
+ */
+static size_t other_copies(struct conv *c, const char *name, struct nm_object **out)
+{
+	struct nm_object *loaded;
+	size_t nloaded = loaded_objects(c, &loaded);
+	struct nm_object *v = arena_calloc(&c->s->arena, WHY_MAX_COPIES, sizeof *v);
+	size_t n = 0;
+	char dir[4096];
+	for (size_t i = 0; i < nloaded; i++) {
+		path_dirname(loaded[i].path, dir, sizeof dir);
+		copy_in_dir(c, dir, name, v, &n, loaded, nloaded);
+	}
+	const struct process *p = &c->r->proc;
+	for (size_t i = 0; p->llp && p->llp[i]; i++)
+		copy_in_dir(c, p->llp[i], name, v, &n, loaded, nloaded);
+	if (p->facts.has_cache) {
+		const char *cached = ldcache_lookup(&p->facts.cache, &p->facts.cache_query, name);
+		if (cached)
+			consider_copy(c, cached, name, v, &n, loaded, nloaded);
+	}
+	for (size_t i = 0; i < p->facts.nsystem_dirs; i++)
+		copy_in_dir(c, p->facts.system_dirs[i], name, v, &n, loaded, nloaded);
+	for (size_t i = 0; i < c->q->nextra_providers; i++)
+		consider_copy(c, c->q->extra_providers[i], name, v, &n, loaded, nloaded);
+	*out = v;
+	return n;
+}
+
+static const char *soname_of(const struct nm_object *o)
+{
+	return o->obj->elf.soname ? o->obj->elf.soname : path_basename(o->path);
+}
+
+/*
+ * How the loader came to use m, and what would make it use the copy at
+ * good instead, by glibc's search order: DT_RPATH (of the requester and
+ * its loaders, and the executable's) comes before LD_LIBRARY_PATH, which
+ * comes before DT_RUNPATH, ld.so.cache and the default directories; an
+ * object already loaded is reused for every later request by its SONAME,
+ * so a library preloaded with LD_PRELOAD wins over all of them.
+ */
+static const char *pick_advice(struct conv *c, const struct lmap *m, const char *good, const char **fix)
+{
+	struct arena *a = &c->s->arena;
+	bool good_given = good != NULL;
+	if (!good)
+		good = "<a copy that has it>";
+	char gdir[4096], mdir[4096];
+	path_dirname(good, gdir, sizeof gdir);
+	path_dirname(m->path, mdir, sizeof mdir);
+	const char *start = m->initial
+		? arena_printf(a, "it was loaded when the process started (a dependency of %s), and every later "
+				  "request for it reuses it; ", c->q->exe ? path_basename(c->q->exe) : "the executable")
+		: "";
+	const char *owner = m->via ? path_basename(m->via->path) : "its requester";
+	const char *rpath = m->via && usable_elf(m->via->obj) && m->via->obj->elf.rpath ? m->via->obj->elf.rpath : NULL;
+	switch (m->how) {
+	case FOUND_RPATH:
+		*fix = arena_printf(a, "start the process with LD_PRELOAD=%s, or replace %s with a copy that has it",
+				    good, m->path);
+		return arena_printf(a, "%sthe loader finds %s through the RPATH of %s%s%s%s, which is searched before "
+				       "LD_LIBRARY_PATH: setting LD_LIBRARY_PATH cannot make it pick %s; LD_PRELOAD "
+				       "can (a preloaded library is loaded first and then matched by its SONAME)",
+				    start, m->path, owner, rpath ? " (" : "", rpath ? rpath : "", rpath ? ")" : "",
+				    good_given ? good : "another copy");
+	case FOUND_LD_LIBRARY_PATH:
+		*fix = arena_printf(a, "put %s before %s in LD_LIBRARY_PATH", gdir, mdir);
+		return arena_printf(a, "%sthe loader finds %s through LD_LIBRARY_PATH", start, m->path);
+	case FOUND_RUNPATH:
+		*fix = arena_printf(a, "start the process with LD_LIBRARY_PATH=%s (searched before the RUNPATH of %s), "
+				       "or replace %s with a copy that has it",
+				    gdir, owner, m->path);
+		return arena_printf(a, "%sthe loader finds %s through the RUNPATH of %s, which is searched after "
+				       "LD_LIBRARY_PATH", start, m->path, owner);
+	case FOUND_CACHE:
+	case FOUND_DEFAULT:
+		*fix = arena_printf(a, "start the process with LD_LIBRARY_PATH=%s, or replace %s with a copy that has it",
+				    gdir, m->path);
+		return arena_printf(a, "%sthe loader finds %s through %s, which is searched after LD_LIBRARY_PATH",
+				    start, m->path, m->how == FOUND_CACHE ? "ld.so.cache" : "the default directories");
+	case FOUND_PATH:
+		*fix = arena_printf(a, "load %s by its path before %s is loaded, or replace %s with a copy that has it",
+				    good, m->path, m->path);
+		return arena_printf(a, "%s%s is loaded by its path (a dlopen with a slash, or a preload)", start,
+				    m->path);
+	default:
+		*fix = arena_printf(a, "start the process with LD_PRELOAD=%s, or replace %s with a copy that has it",
+				    good, m->path);
+		return arena_printf(a, "%sthe loader uses %s (%s)", start, m->path, found_how_name(m->how));
+	}
+}
+
+static void explain_undefined(struct conv *c, const struct failure *fl, struct finding *f)
+{
+	struct scan *s = c->s;
+	if (c->nearmiss_done >= WHY_MAX_NEARMISS) {
+		if (c->nearmiss_done++ == WHY_MAX_NEARMISS)
+			finding_line(&s->findings, f, "(near-miss analysis stops after %d undefined symbols)",
+				     WHY_MAX_NEARMISS);
+		return;
+	}
+	c->nearmiss_done++;
+	struct cxx_index *ix = index_of(c);
+	struct nm_object *objs;
+	size_t n = loaded_objects(c, &objs);
+	struct nm_result res;
+	nm_search(ix, fl->name, fl->version, fl->version_file, objs, n, &res);
+	const char *libname = res.version_file ? res.version_file : res.expected ? soname_of(res.expected) : NULL;
+	if (libname) {
+		struct nm_object *copies;
+		size_t nc = other_copies(c, libname, &copies);
+		if (nc)
+			nm_search_more(ix, copies, nc, &res);
+	}
+	if (fl->version && res.expected) {
+		/* a versioned reference: what the provider it names does define */
+		const char **defs;
+		size_t nd = ver_defined(&s->arena, res.expected->obj, fl->version, &defs);
+		struct value *arr = val_arr(&s->arena);
+		for (size_t i = 0; i < nd; i++)
+			val_push(&s->arena, arr, val_str_ref(&s->arena, defs[i]));
+		val_set(&s->arena, f->fields, "provider_versions", arr);
+		const char *newest = ver_newest_like(res.expected->obj, fl->version);
+		finding_line(&s->findings, f, "%s %s version %s%s%s", path_basename(res.expected->path),
+			     ver_defines(res.expected->obj, fl->version) ? "defines" : "lacks", fl->version,
+			     newest ? "; its newest of that family is " : "", newest ? newest : "");
+	}
+	const struct torch_identity *t = installed_torch(c);
+	struct cxx_explain_ctx ctx = { fl->requester_path, t ? t->v.version : NULL, t ? t->cxx11_abi : -1, NULL };
+	if (res.cause == NM_CAUSE_OTHER_COPY && res.expected) {
+		const struct lmap *m = loaded_map_of(c, res.expected->obj);
+		const struct nm_near *b = nm_best(&res);
+		const char *fix = NULL;
+		if (m && b) {
+			const char *how = pick_advice(c, m, b->where->path, &fix);
+			finding_line(&s->findings, f, "%s", how);
+			ctx.fix_override = fix;
+		}
+	}
+	cxx_explain_undefined(&s->findings, f, &res, &ctx);
+}
+
+static const char *release_text(struct arena *a, const char *version, bool *certain)
+{
+	struct ver_release rel;
+	if (!ver_release_of(version, &rel))
+		return NULL;
+	if (certain)
+		*certain = rel.certain;
+	return arena_printf(a, "%s%s%s%s%s", rel.release, rel.shipped_by ? " (" : "",
+			    rel.shipped_by ? rel.shipped_by : "", rel.shipped_by ? ")" : "",
+			    rel.certain ? "" : " [release not confirmed]");
+}
+
+static void explain_version(struct conv *c, const struct failure *fl, struct finding *f)
+{
+	struct scan *s = c->s;
+	struct arena *a = &s->arena;
+	struct findings *L = &s->findings;
+	const struct lmap *prov = fl->provider;
+	const struct object *po = prov->obj;
+	const char **defs;
+	size_t nd = ver_defined(a, po, fl->version, &defs);
+	struct value *arr = val_arr(a);
+	for (size_t i = 0; i < nd; i++)
+		val_push(a, arr, val_str_ref(a, defs[i]));
+	val_set(a, f->fields, "provider_versions", arr);
+	char list[1024];
+	size_t o = 0;
+	list[0] = '\0';
+	for (size_t i = 0; i < nd && i < 8; i++) {
+		int w = snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", defs[i]);
+		if (w < 0 || (size_t)w >= sizeof list - o)
+			break;
+		o += (size_t)w;
+	}
+	finding_line(L, f, "it defines, newest first: %s%s", nd ? list : "no version definitions",
+		     nd > 8 ? ", ..." : "");
+
+	bool certain = true;
+	const char *need_rel = release_text(a, fl->version, &certain);
+	const char *newest = ver_newest_like(po, fl->version);
+	const char *have_rel = newest ? release_text(a, newest, NULL) : NULL;
+	val_set(a, f->fields, "required_release", val_str(a, need_rel));
+	val_set(a, f->fields, "provider_newest", val_str(a, newest));
+	val_set(a, f->fields, "provider_newest_release", val_str(a, have_rel));
+	struct ver_name vn;
+	const char *family = ver_parse(fl->version, &vn) ? arena_strdup(a, vn.family) : fl->version;
+	if (need_rel && newest)
+		finding_line(L, f, "%s came with %s; the newest %s of this copy, %s, came with %s", fl->version, need_rel,
+			     family, newest, have_rel ? have_rel : "an unknown release");
+	else if (need_rel)
+		finding_line(L, f, "%s came with %s; this copy has no %s version at all", fl->version, need_rel, family);
+
+	struct nm_object *copies;
+	size_t nc = other_copies(c, fl->name, &copies);
+	struct value *cv = val_arr(a);
+	const char *good = NULL;
+	for (size_t i = 0; i < nc; i++) {
+		bool has = ver_defines(copies[i].obj, fl->version);
+		const char *cn = ver_newest_like(copies[i].obj, fl->version);
+		const char *cr = cn ? release_text(a, cn, NULL) : NULL;
+		struct value *ov = val_obj(a);
+		val_set_str(a, ov, "path", copies[i].path);
+		val_set_bool(a, ov, "has_version", has);
+		val_set(a, ov, "newest", val_str(a, cn));
+		val_push(a, cv, ov);
+		finding_line(L, f, "another copy: %s %s (its newest %s: %s%s%s)", copies[i].path,
+			     has ? "has it" : "lacks it too", family, cn ? cn : "none", cr ? ", " : "", cr ? cr : "");
+		if (has && !good)
+			good = copies[i].path;
+	}
+	val_set(a, f->fields, "other_copies", cv);
+	val_set_str(a, f->fields, "found_by", found_how_name(prov->how));
+	const char *fix = NULL;
+	const char *how = pick_advice(c, prov, good, &fix);
+	finding_line(L, f, "%s", how);
+	if (good) {
+		/* pick_advice's fix names the copy that has it */
+	} else if (str_eq(family, "GLIBC")) {
+		fix = arena_printf(a, "install a build of %s made for glibc %d.%d or older (this system's), or run it on "
+				      "a system with %s or later",
+				   cxx_package_of(a, fl->requester_path), c->r->proc.facts.glibc_major,
+				   c->r->proc.facts.glibc_minor, need_rel ? need_rel : fl->version);
+	} else if (need_rel && (str_eq(family, "GLIBCXX") || str_eq(family, "CXXABI"))) {
+		const char *rel = need_rel;
+		size_t cut = 4 + strcspn(rel + 4, " [(");	/* "GCC 13.2" of "GCC 13.2 [...]" */
+		fix = arena_printf(a, "put a libstdc++ from %.*s or later first: replace %s with it, or start the process "
+				      "with LD_PRELOAD pointing at it",
+				   (int)cut, rel, prov->path);
+	} else {
+		fix = arena_printf(a, "install the %s that %s was built against (one that defines %s)", fl->name,
+				   cxx_package_of(a, fl->requester_path), fl->version);
+	}
+	if (fix)
+		finding_fix(L, f, "%s", fix);
+}
 
 static struct finding *convert(struct conv *c, const struct failure *fl, bool first)
 {
@@ -313,7 +696,7 @@ static struct finding *convert(struct conv *c, const struct failure *fl, bool fi
 		val_set_str(a, f->fields, "required_by", req);
 		finding_line(L, f, "the loader uses %s (%s) for %s", fl->provider->path,
 			     found_how_name(fl->provider->how), fl->name);
-		finding_line(L, f, "it defines: %s", versions_defined(a, fl->provider->obj, 6));
+		explain_version(c, fl, f);
 		break;
 	}
 	case FAIL_NO_VERSION_INFO:
@@ -351,6 +734,8 @@ static struct finding *convert(struct conv *c, const struct failure *fl, bool fi
 		else
 			finding_line(L, f, "no object in the global scope or in the search list of %s "
 					   "defines it", short_name(c->r->target.root ? c->r->target.root->path : req));
+		if (fl->cause < 0)
+			explain_undefined(c, fl, f);
 		break;
 	}
 	}
@@ -366,6 +751,7 @@ static struct finding *convert(struct conv *c, const struct failure *fl, bool fi
 
 static void convert_result(struct conv *c, const struct dlopen_result *dr)
 {
+	c->dr = dr;
 	int *idx = arena_calloc(&c->s->arena, dr->nfail ? dr->nfail : 1, sizeof *idx);
 	/* Root causes first: failures without a cause, then their consequences. */
 	for (int pass = 0; pass < 2; pass++)
@@ -397,7 +783,7 @@ void why_findings(struct scan *s, const struct why_request *q, struct why_result
 		val_set_str(a, f->fields, "path", q->target);
 		val_set_str(a, f->fields, "reason", r->unreadable_reason);
 	}
-	struct conv c = { s, r, q, NULL, 0, false };
+	struct conv c = { s, r, q, NULL, 0, false, NULL, NULL, NULL, false, 0 };
 	for (size_t i = 0; i < r->proc.nstartup_fail; i++) {
 		const struct failure *fl = &r->proc.startup_fail[i];
 		if (fl->loads_anyway)
@@ -416,4 +802,118 @@ void why_findings(struct scan *s, const struct why_request *q, struct why_result
 	if (!r->target_unreadable)
 		convert_result(&c, &r->target);
 	(void)errno;
+}
+
+/* ---- who built what ---- */
+
+static const char *compilers_text(struct arena *a, const struct cxx_identity *id)
+{
+	if (!id->ncompiler)
+		return NULL;
+	const char *t = id->compiler[0];
+	for (size_t i = 1; i < id->ncompiler && i < 3; i++)
+		t = arena_printf(a, "%s; %s", t, id->compiler[i]);
+	return t;
+}
+
+static const char *torch_api_text(struct arena *a, const struct cxx_identity *id)
+{
+	switch (id->torch_api) {
+	case TORCH_API_STABLE:
+		return arena_printf(a, "uses only the LibTorch stable C ABI (%zu aoti_torch_*/torch_* import%s): it "
+				       "survives torch upgrades", id->torch_stable_imports,
+				    id->torch_stable_imports == 1 ? "" : "s");
+	case TORCH_API_UNSTABLE:
+		return arena_printf(a, "uses the LibTorch C++ API (%zu import%s, e.g. %s): it must be rebuilt for each "
+				       "torch release", id->torch_cxx_imports, id->torch_cxx_imports == 1 ? "" : "s",
+				    id->torch_cxx_example);
+	case TORCH_API_MIXED:
+		return arena_printf(a, "uses the LibTorch stable C ABI and the C++ API (%zu C++ imports, e.g. %s): the "
+				       "C++ part ties it to one torch release", id->torch_cxx_imports, id->torch_cxx_example);
+	case TORCH_API_NONE:
+		break;
+	}
+	return NULL;
+}
+
+static struct value *target_json(struct arena *a, const char *path, const struct cxx_identity *id)
+{
+	struct value *o = val_obj(a);
+	val_set_str(a, o, "path", path);
+	struct value *comp = val_arr(a);
+	for (size_t i = 0; i < id->ncompiler; i++)
+		val_push(a, comp, val_str_ref(a, id->compiler[i]));
+	val_set(a, o, "compilers", comp);
+	val_set(a, o, "cxx11_abi", id->cxx11_abi == 0 || id->cxx11_abi == 1 ? val_int(a, id->cxx11_abi) : val_null(a));
+	val_set(a, o, "cxx11_abi_example", val_str(a, id->abi_example));
+	val_set_str(a, o, "torch_api", torch_api_name(id->torch_api));
+	val_set_int(a, o, "torch_cxx_imports", (int64_t)id->torch_cxx_imports);
+	val_set_int(a, o, "torch_stable_imports", (int64_t)id->torch_stable_imports);
+	val_set(a, o, "cuda_runtime", val_str(a, id->cudart));
+	val_set(a, o, "cuda_major", id->cuda_major >= 0 ? val_int(a, id->cuda_major) : val_null(a));
+	val_set_bool(a, o, "device_code", id->device_code);
+	val_set(a, o, "pybind11_internals", val_str(a, id->pybind11_id));
+	return o;
+}
+
+static struct value *torch_json(struct arena *a, const struct torch_identity *t)
+{
+	struct value *o = val_obj(a);
+	val_set_str(a, o, "path", t->dir);
+	val_set(a, o, "version", val_str(a, t->v.version));
+	val_set(a, o, "local_tag", val_str(a, t->local_tag));
+	val_set(a, o, "cuda", val_str(a, t->v.cuda));
+	val_set(a, o, "git_version", val_str(a, t->v.git_version));
+	val_set(a, o, "cxx11_abi", t->cxx11_abi == 0 || t->cxx11_abi == 1 ? val_int(a, t->cxx11_abi) : val_null(a));
+	val_set(a, o, "cuda_runtime", val_str(a, t->cudart));
+	val_set_bool(a, o, "cuda_build", t->cuda_build);
+	return o;
+}
+
+void why_identity(struct scan *s, const struct why_request *q, const struct why_result *r,
+		  struct why_identity *out)
+{
+	struct arena *a = &s->arena;
+	memset(out, 0, sizeof *out);
+	out->json = val_obj(a);
+	struct conv c = { s, (struct why_result *)r, q, NULL, 0, true, &r->target, NULL, NULL, false, 0 };
+	const struct torch_identity *t = r->target_unreadable ? NULL : installed_torch(&c);
+	const struct lmap *root = r->target_unreadable ? NULL : r->target.root;
+	struct cxx_identity id;
+	bool have = root && usable_elf(root->obj);
+	if (have)
+		cxx_identify(a, root->obj, &id);
+	val_set(a, out->json, "target", have ? target_json(a, root->path, &id) : val_null(a));
+	val_set(a, out->json, "torch", t ? torch_json(a, t) : val_null(a));
+	if (have && (id.cxx11_abi >= 0 || id.torch_api != TORCH_API_NONE || id.cudart || id.pybind11_id)) {
+		const char *parts[6];
+		size_t n = 0;
+		const char *comp = compilers_text(a, &id);
+		if (comp)
+			parts[n++] = comp;
+		if (id.cxx11_abi == 0 || id.cxx11_abi == 1)
+			parts[n++] = arena_printf(a, "_GLIBCXX_USE_CXX11_ABI=%d", id.cxx11_abi);
+		const char *api = torch_api_text(a, &id);
+		if (api)
+			parts[n++] = api;
+		if (id.cudart)
+			parts[n++] = arena_printf(a, "CUDA runtime %d (%s)", id.cuda_major, id.cudart);
+		if (id.pybind11_id)
+			parts[n++] = arena_printf(a, "pybind11 %s", id.pybind11_id);
+		const char *text = arena_printf(a, "%s:", path_basename(root->path));
+		for (size_t i = 0; i < n; i++)
+			text = arena_printf(a, "%s%s %s", text, i ? ";" : "", parts[i]);
+		out->line[out->nline++] = (struct why_identity_line){ "built", text };
+	}
+	if (t) {
+		const char *text = arena_printf(a, "%s (%s)", t->v.version ? t->v.version : "version unknown", t->dir);
+		if (t->v.git_version)
+			text = arena_printf(a, "%s, git %s", text, t->v.git_version);
+		text = arena_printf(a, "%s, CUDA %s", text, t->v.cuda ? t->v.cuda : "none (CPU build)");
+		if (t->cxx11_abi == 0 || t->cxx11_abi == 1)
+			text = arena_printf(a, "%s, _GLIBCXX_USE_CXX11_ABI=%d", text, t->cxx11_abi);
+		if (t->cudart)
+			text = arena_printf(a, "%s, links %s", text, t->cudart);
+		out->line[out->nline++] = (struct why_identity_line){ "torch", text };
+	}
 }

@@ -21,12 +21,20 @@ struct why_preload {
 	bool global;
 };
 
+struct cxx_index;
+struct torch_identity;
+
 struct why_request {
 	const char *target;
 	const char *exe;		/* the process executable; NULL: a bare process */
 	const struct why_preload *preload;
 	size_t npreload;
 	struct proc_options opt;
+	/* Optional, for callers that judge many targets in one scan: */
+	struct cxx_index *cxx;		/* export index to share; NULL: one per why_findings call */
+	const struct torch_identity *torch;	/* the installed torch; NULL: looked for near the target */
+	const char *const *extra_providers;	/* more copies of libraries to compare with */
+	size_t nextra_providers;
 };
 
 struct why_preload_result {
@@ -51,6 +59,25 @@ enum status why_run(struct scan *s, const struct why_request *q, struct why_resu
 		    struct diag *d);
 /* Appends the findings for r to s->findings, root causes first. */
 void why_findings(struct scan *s, const struct why_request *q, struct why_result *r);
+
+/*
+ * Who built what, from the files: the target's compiler (.comment), C++
+ * string ABI, LibTorch API (stable C ABI or C++), CUDA runtime and
+ * pybind11 internals id, and the installed torch it would run against
+ * (version.py, libc10.so's ABI, libtorch_cuda.so's CUDA runtime).  json is
+ * the "built_with" object; line[] the text block (label, text), empty when
+ * there is nothing C++-, torch- or CUDA-specific to say.
+ */
+struct why_identity_line {
+	const char *label, *text;
+};
+struct why_identity {
+	struct value *json;
+	struct why_identity_line line[4];
+	size_t nline;
+};
+void why_identity(struct scan *s, const struct why_request *q, const struct why_result *r,
+		  struct why_identity *out);
 
 /* Demangled name when the symbol is C++, else NULL (for fields). */
 const char *why_demangled(struct scan *s, const char *sym);
