@@ -699,34 +699,44 @@ static void read_symbols(struct elf_file *ef, const struct dyn_raw *r)
 	}
 }
 
-bool elf_sym(const struct elf_file *ef, uint32_t idx, struct elf_sym *out)
+bool elf_sym_head(const struct elf_file *ef, uint32_t idx, struct elf_sym *out)
 {
 	if (idx >= ef->nsyms)
 		return false;
-	const struct bytes *b = &ef->dynsym;
-	uint64_t o = (uint64_t)idx * ef->syment;
-	uint32_t name;
+	const uint8_t *p = bytes_at(&ef->dynsym, (uint64_t)idx * ef->syment, ef->is64 ? 24 : 16);
+	if (!p)
+		return false;
+	bool big = ef->big_endian;
 	uint8_t info, other;
 	if (ef->is64) {
-		if (!(bytes_u32(b, o, &name) && bytes_u8(b, o + 4, &info) &&
-		      bytes_u8(b, o + 5, &other) && bytes_u16(b, o + 6, &out->shndx) &&
-		      bytes_u64(b, o + 8, &out->value) && bytes_u64(b, o + 16, &out->size)))
-			return false;
+		info = p[4];
+		other = p[5];
+		out->shndx = elf_load_u16(p + 6, big);
+		out->value = elf_load_u64(p + 8, big);
+		out->size = elf_load_u64(p + 16, big);
 	} else {
-		uint32_t v, s;
-		if (!(bytes_u32(b, o, &name) && bytes_u32(b, o + 4, &v) &&
-		      bytes_u32(b, o + 8, &s) && bytes_u8(b, o + 12, &info) &&
-		      bytes_u8(b, o + 13, &other) && bytes_u16(b, o + 14, &out->shndx)))
-			return false;
-		out->value = v;
-		out->size = s;
+		out->value = elf_load_u32(p + 4, big);
+		out->size = elf_load_u32(p + 8, big);
+		info = p[12];
+		other = p[13];
+		out->shndx = elf_load_u16(p + 14, big);
 	}
 	out->bind = info >> 4;
 	out->type = info & 0xf;
 	out->visibility = other & 3;
+	out->name = "";
+	out->versym = 0;
+	return true;
+}
+
+bool elf_sym(const struct elf_file *ef, uint32_t idx, struct elf_sym *out)
+{
+	if (!elf_sym_head(ef, idx, out))
+		return false;
+	/* elf_sym_head proved the record is there; the name is its first word. */
+	uint32_t name = elf_load_u32(ef->dynsym.data + (uint64_t)idx * ef->syment, ef->big_endian);
 	if (!bytes_cstr(&ef->dynstr, name, &out->name, NULL))
 		out->name = "";
-	out->versym = 0;
 	if (ef->versym.len)
 		bytes_u16(&ef->versym, (uint64_t)idx * 2, &out->versym);
 	return true;

@@ -171,8 +171,36 @@ bool elf_has_magic(const uint8_t *head, size_t len);
 bool elf_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t size,
 			 uint64_t *off);
 
+/*
+ * Field loads inside a record whose whole extent bytes_at() has already
+ * proved to lie in its window: one bounds check per record instead of one
+ * per field (the hot loops: symbols, hash chains, relocations).  In the
+ * window's byte order; no alignment assumed.
+ */
+static inline uint16_t elf_load_u16(const uint8_t *p, bool big)
+{
+	return big ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
+}
+
+static inline uint32_t elf_load_u32(const uint8_t *p, bool big)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return big == (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) ? v : __builtin_bswap32(v);
+}
+
+static inline uint64_t elf_load_u64(const uint8_t *p, bool big)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return big == (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) ? v : __builtin_bswap64(v);
+}
+
 /* Decodes dynamic symbol idx; false when out of range. */
 bool elf_sym(const struct elf_file *ef, uint32_t idx, struct elf_sym *out);
+/* The same without the name and version (no string is looked at): what
+ * relocation scanning needs to tell undefined globals from the rest. */
+bool elf_sym_head(const struct elf_file *ef, uint32_t idx, struct elf_sym *out);
 /* Name of dynamic symbol idx without decoding the rest. */
 const char *elf_sym_name(const struct elf_file *ef, uint32_t idx);
 

@@ -59,6 +59,10 @@ struct objcache {
 	struct strmap dirs;	/* logical path -> (void *)1 dir, (void *)2 not a dir */
 	struct ptrvec all;	/* every object, in first-seen order */
 	uint64_t bytes_mapped;
+	/* madvise(WILLNEED) the tables of large objects once parsed (default):
+	 * a cold page cache then reads them ahead all at once (~17% faster
+	 * cold on a PyTorch env, within noise warm; BENCHMARKS.md) */
+	bool advise;
 };
 
 void objcache_init(struct objcache *c, struct arena *a, const struct fsview *fs);

@@ -10,46 +10,47 @@ bool elf_has_hash_table(const struct elf_file *ef)
 bool elf_hash_iter_init(struct elf_hash_iter *it, const struct elf_file *ef, const char *name,
 			uint32_t gnu_hash, uint32_t sysv_hash)
 {
-	memset(it, 0, sizeof *it);
+	/* This runs for every object of every scope for every reference: the
+	 * bloom filter rejects most objects after one word, so keep it lean. */
+	(void)name;
 	it->ef = ef;
 	it->gnu_hash = gnu_hash;
+	it->steps = 0;
+	it->done = true;
+	it->pos = 0;
 	if (ef->has_gnu_hash) {
 		it->use_gnu = true;
 		uint32_t bits = ef->is64 ? 64 : 32;
-		uint64_t word;
 		uint64_t widx = (gnu_hash / bits) & (ef->gnu_bloom_size - 1);
-		if (!bytes_word(&ef->gnu_bloom, widx * (bits / 8), ef->is64, &word)) {
-			it->done = true;
+		const uint8_t *wp = bytes_at(&ef->gnu_bloom, widx * (bits / 8), bits / 8);
+		if (!wp)
 			return true;
-		}
+		uint64_t word = ef->is64 ? elf_load_u64(wp, ef->big_endian)
+					 : elf_load_u32(wp, ef->big_endian);
 		uint32_t b1 = gnu_hash & (bits - 1);
 		/* A hostile shift count must not be an undefined shift. */
 		uint32_t shifted = ef->gnu_bloom_shift < 32 ? gnu_hash >> ef->gnu_bloom_shift : 0;
 		uint32_t b2 = shifted & (bits - 1);
-		if (!((word >> b1) & (word >> b2) & 1)) {
-			it->done = true;
+		if (!((word >> b1) & (word >> b2) & 1))
 			return true;
-		}
-		uint32_t bucket;
-		if (!bytes_u32(&ef->gnu_buckets, (uint64_t)(gnu_hash % ef->gnu_nbuckets) * 4, &bucket) ||
-		    bucket == 0 || bucket < ef->gnu_symoffset) {
-			it->done = true;
+		const uint8_t *bp = bytes_at(&ef->gnu_buckets, (uint64_t)(gnu_hash % ef->gnu_nbuckets) * 4, 4);
+		uint32_t bucket = bp ? elf_load_u32(bp, ef->big_endian) : 0;
+		if (bucket == 0 || bucket < ef->gnu_symoffset)
 			return true;
-		}
 		it->pos = bucket;
+		it->done = false;
 		return true;
 	}
+	it->use_gnu = false;
 	if (ef->has_sysv_hash && ef->sysv_nbucket > 0) {
 		uint32_t first;
-		if (!bytes_u32(&ef->sysv_bucket, (uint64_t)(sysv_hash % ef->sysv_nbucket) * 4, &first))
-			it->done = true;
-		it->pos = first;
-		if (first == 0)
-			it->done = true;
+		if (bytes_u32(&ef->sysv_bucket, (uint64_t)(sysv_hash % ef->sysv_nbucket) * 4, &first) &&
+		    first != 0) {
+			it->pos = first;
+			it->done = false;
+		}
 		return true;
 	}
-	it->done = true;
-	(void)name;
 	return false;
 }
 
@@ -64,12 +65,13 @@ bool elf_hash_iter_next(struct elf_hash_iter *it, uint32_t *symidx)
 			return false;
 		}
 		if (it->use_gnu) {
-			uint32_t h;
 			uint64_t k = it->pos - ef->gnu_symoffset;
-			if (!bytes_u32(&ef->gnu_chain, k * 4, &h)) {
+			const uint8_t *hp = bytes_at(&ef->gnu_chain, k * 4, 4);
+			if (!hp) {
 				it->done = true;
 				return false;
 			}
+			uint32_t h = elf_load_u32(hp, ef->big_endian);
 			uint32_t idx = (uint32_t)it->pos;
 			it->pos++;
 			if (h & 1)
@@ -160,11 +162,30 @@ struct ref_builder {
 	struct arena *a;
 	const struct elf_file *ef;
 	const struct reloc_machine *rm;
+	/* per symbol, decoded once: SYM_UNSEEN, SYM_SKIP (binds in place) or
+	 * SYM_LOOKUP (an undefined global the loader must look up) */
+	uint8_t *symkind;
 	uint32_t *slot[3];	/* per class: symidx -> ref index + 1 */
 	struct elf_refs *out;
 	size_t cap;
 	uint32_t order;
 };
+
+enum { SYM_UNSEEN = 0, SYM_SKIP = 1, SYM_LOOKUP = 2 };
+
+/* glibc's RESOLVE_MAP: local and hidden/internal symbols bind in place;
+ * defined symbols always find at least their own definition. */
+static uint8_t classify_sym(const struct elf_file *ef, uint32_t symidx)
+{
+	struct elf_sym s;
+	if (!elf_sym_head(ef, symidx, &s))
+		return SYM_SKIP;
+	if (s.bind == STB_LOCAL_ || s.visibility == STV_HIDDEN_ || s.visibility == STV_INTERNAL_)
+		return SYM_SKIP;
+	if (s.shndx != SHN_UNDEF_)
+		return SYM_SKIP;
+	return SYM_LOOKUP;
+}
 
 static void add_ref(struct ref_builder *rb, uint32_t type, uint32_t symidx, bool in_plt_range)
 {
@@ -173,14 +194,11 @@ static void add_ref(struct ref_builder *rb, uint32_t type, uint32_t symidx, bool
 		return;
 	if (symidx == 0 || symidx >= rb->ef->nsyms)
 		return;
-	struct elf_sym s;
-	if (!elf_sym(rb->ef, symidx, &s))
-		return;
-	/* glibc's RESOLVE_MAP: local and hidden/internal symbols bind in place;
-	 * defined symbols always find at least their own definition. */
-	if (s.bind == STB_LOCAL_ || s.visibility == STV_HIDDEN_ || s.visibility == STV_INTERNAL_)
-		return;
-	if (s.shndx != SHN_UNDEF_)
+	/* Large objects carry many relocations per symbol: decode each once. */
+	uint8_t kind = rb->symkind[symidx];
+	if (kind == SYM_UNSEEN)
+		kind = rb->symkind[symidx] = classify_sym(rb->ef, symidx);
+	if (kind == SYM_SKIP)
 		return;
 	uint8_t cls = class_of(rm, type);
 	bool deferrable = in_plt_range && rm && type == rm->jump_slot;
@@ -220,17 +238,20 @@ static void walk_table(struct ref_builder *rb, const struct elf_reltab *t, uint6
 {
 	const struct elf_file *ef = rb->ef;
 	uint64_t ent = t->rela ? (ef->is64 ? 24 : 12) : (ef->is64 ? 16 : 8);
+	uint64_t info_off = ef->is64 ? 8 : 4, info_size = ef->is64 ? 8 : 4;
 	for (uint64_t i = first; i < count && i < t->count; i++) {
-		uint64_t info;
-		if (!bytes_word(&t->data, i * ent + (ef->is64 ? 8 : 4), ef->is64, &info))
+		const uint8_t *ip = bytes_at(&t->data, i * ent + info_off, info_size);
+		if (!ip)
 			break;
 		uint32_t type, sym;
 		if (ef->is64) {
+			uint64_t info = elf_load_u64(ip, ef->big_endian);
 			type = (uint32_t)(info & 0xffffffffu);
 			sym = (uint32_t)(info >> 32);
 		} else {
-			type = (uint32_t)(info & 0xff);
-			sym = (uint32_t)(info >> 8);
+			uint32_t info = elf_load_u32(ip, ef->big_endian);
+			type = info & 0xff;
+			sym = info >> 8;
 		}
 		add_ref(rb, type, sym, plt_range);
 	}
@@ -262,6 +283,12 @@ static void walk_kind(struct ref_builder *rb, const struct elf_reltab *main, uin
 		walk_table(rb, &ef->jmprel, 0, ef->jmprel.count, true);
 }
 
+static int by_order(const void *x, const void *y)
+{
+	const struct elf_symref *a = x, *b = y;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
 void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_refs *out)
 {
 	memset(out, 0, sizeof *out);
@@ -274,6 +301,16 @@ void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_ref
 	out->unknown_machine = rb.rm == NULL;
 	if (!ef->nsyms)
 		return;
+	rb.symkind = arena_calloc(a, ef->nsyms, sizeof *rb.symkind);
 	walk_kind(&rb, &ef->rel, ef->relcount, !ef->jmprel_is_rela);
 	walk_kind(&rb, &ef->rela, ef->relacount, ef->jmprel_is_rela);
+	/* Processing order, once: a reference first deferred and later needed
+	 * at load time moved to that later place.  Orders are distinct. */
+	if (out->n > 1)
+		qsort(out->ref, out->n, sizeof *out->ref, by_order);
+	for (size_t i = 0; i < out->n; i++) {
+		struct elf_symref *r = &out->ref[i];
+		r->name = elf_sym_name(ef, r->symidx);
+		r->gnu_hash = elf_gnu_hash(r->name);
+	}
 }

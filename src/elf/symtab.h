@@ -9,8 +9,11 @@
  *
  * Reference extraction turns DT_REL/DT_RELA/DT_JMPREL into the list of
  * symbol lookups a load performs: one entry per distinct (symbol, lookup
- * class) in first-use order, each tagged with whether it can be deferred
- * by lazy binding.  The array lives in the caller's arena.
+ * class) in the order glibc performs them, each tagged with whether it can
+ * be deferred by lazy binding and carrying its name and GNU hash, so that
+ * binding the object again (in another process of the scan) decodes
+ * nothing.  The array lives in the caller's arena; it is the only
+ * allocation, whatever the number of symbols.
  */
 #ifndef ABISCOPE_SYMTAB_H
 #define ABISCOPE_SYMTAB_H
@@ -43,10 +46,12 @@ struct elf_symref {
 	bool deferrable;	/* a JUMP_SLOT in the PLT range: lazy binding may defer it */
 	bool eager_also;	/* the same symbol is also referenced by a load-time reloc */
 	uint32_t order;		/* position in glibc's processing order */
+	uint32_t gnu_hash;	/* elf_gnu_hash(name) */
+	const char *name;	/* the symbol's name ("" when unreadable) */
 };
 
 struct elf_refs {
-	struct elf_symref *ref;
+	struct elf_symref *ref;	/* sorted by order */
 	size_t n;
 	bool unknown_machine;	/* relocation types not modelled: every ref taken as eager */
 };

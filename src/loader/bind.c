@@ -99,10 +99,12 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 				sysv_hash = elf_sysv_hash(name);
 				sysv_done = true;
 			}
-			const struct elf_vslot *vs;
-			size_t nvs = object_vslots(p->oc, o, &vs);
 			struct elf_hash_iter it;
 			elf_hash_iter_init(&it, ef, name, gnu_hash, sysv_hash);
+			if (it.done)
+				continue;	/* the bloom filter or an empty bucket said no */
+			const struct elf_vslot *vs;
+			size_t nvs = object_vslots(p->oc, o, &vs);
 			int num_versions = 0;
 			uint32_t versioned = 0, idx, found = 0;
 			bool have = false, assert_crash = false;

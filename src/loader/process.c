@@ -587,31 +587,20 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 	bool lazy = p->opt.lazy && !object_bind_now(p, ef);
 	struct lmap **const scopes[2] = { (struct lmap **)p->global.item, sl };
 	const size_t scope_n[2] = { p->global.n, nsl };
-	/* Report in glibc's processing order. */
-	struct elf_symref **order = arena_calloc(p->arena, refs->n ? refs->n : 1, sizeof *order);
-	for (size_t i = 0; i < refs->n; i++)
-		order[i] = &refs->ref[i];
-	for (size_t i = 1; i < refs->n; i++) {
-		struct elf_symref *x = order[i];
-		size_t j = i;
-		while (j > 0 && order[j - 1]->order > x->order) {
-			order[j] = order[j - 1];
-			j--;
-		}
-		order[j] = x;
-	}
+	/* refs are in glibc's processing order, names and hashes decoded once
+	 * per object (symtab.h), so a rebind in another process is lookups only. */
 	for (size_t i = 0; i < refs->n; i++) {
-		const struct elf_symref *r = order[i];
-		struct elf_sym sym;
-		if (!elf_sym(ef, r->symidx, &sym))
-			continue;
+		const struct elf_symref *r = &refs->ref[i];
 		struct lookup_version ver;
 		bool hasver;
 		ref_version(ef, vs, nvs, r->symidx, &ver, &hasver);
 		struct lookup_result res;
-		bool found = lookup_symbol(p, l, sym.name, elf_gnu_hash(sym.name), hasver ? &ver : NULL,
+		bool found = lookup_symbol(p, l, r->name, r->gnu_hash, hasver ? &ver : NULL,
 					   r->lookup_class, scopes, scope_n, 2, &res);
 		if (found && !res.assert_crash)
+			continue;
+		struct elf_sym sym;
+		if (!elf_sym(ef, r->symidx, &sym))
 			continue;
 		if (found && res.assert_crash) {
 			struct failure *f = fail_add(fails, FAIL_NO_VERSION_INFO, l, true);
@@ -873,6 +862,23 @@ void proc_dlopen(struct process *p, const char *path, bool global, struct dlopen
 			}
 }
 
+struct lmap *proc_lookup(struct process *p, struct lmap *requester, const char *name,
+			 const char *version, uint32_t *symidx)
+{
+	struct lookup_version v = { version, version ? elf_sysv_hash(version) : 0, false, NULL };
+	struct lmap **sl = requester ? requester->scope : NULL;
+	size_t nsl = requester ? requester->nscope : 0;
+	struct lmap **const scopes[2] = { (struct lmap **)p->global.item, sl };
+	const size_t scope_n[2] = { p->global.n, nsl };
+	struct lookup_result res;
+	if (!lookup_symbol(p, requester, name, elf_gnu_hash(name), version ? &v : NULL,
+			   RELOC_CLASS_NORMAL, scopes, scope_n, 2, &res))
+		return NULL;
+	if (symidx)
+		*symidx = res.symidx;
+	return res.map;
+}
+
 void proc_mark_save(const struct process *p, struct proc_mark *m)
 {
 	m->nmaps = p->maps.n;
@@ -897,21 +903,4 @@ void proc_rewind(struct process *p, const struct proc_mark *m, const struct dlop
 		r->root->searchlist = NULL;
 		r->root->nsearchlist = 0;
 	}
-}
-
-struct lmap *proc_lookup(struct process *p, struct lmap *requester, const char *name,
-			 const char *version, uint32_t *symidx)
-{
-	struct lookup_version v = { version, version ? elf_sysv_hash(version) : 0, false, NULL };
-	struct lmap **sl = requester ? requester->scope : NULL;
-	size_t nsl = requester ? requester->nscope : 0;
-	struct lmap **const scopes[2] = { (struct lmap **)p->global.item, sl };
-	const size_t scope_n[2] = { p->global.n, nsl };
-	struct lookup_result res;
-	if (!lookup_symbol(p, requester, name, elf_gnu_hash(name), version ? &v : NULL,
-			   RELOC_CLASS_NORMAL, scopes, scope_n, 2, &res))
-		return NULL;
-	if (symidx)
-		*symidx = res.symidx;
-	return res.map;
 }
