@@ -33,8 +33,10 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench clean lint
+.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools clean lint
 
 all: abiscope
 
@@ -64,7 +66,7 @@ $(BUILD)/tools/%: tests/tools/%.c
 
 unit: $(UNIT_BIN)
 
-test: all unit $(TOOL_BIN)
+test: all unit $(TOOL_BIN) $(BENCH_BIN)
 	@ABISCOPE=$(CURDIR)/$(BUILD)/abiscope BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh
 
 asan:
@@ -104,8 +106,15 @@ fuzz-run: fuzz
 demo: all
 	@sh demo/run.sh
 
-bench: all
-	@sh bench/run
+# Benchmark helpers (bench/*.c) link the library like the unit tests do.
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libabiscope.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libabiscope.a $(LDLIBS)
+
+bench-tools: $(BENCH_BIN)
+
+bench: all bench-tools
+	@BUILD=$(BUILD) python3 bench/run
 
 lint:
 	@sh tests/lint.sh
