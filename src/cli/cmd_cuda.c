@@ -467,7 +467,7 @@ static size_t dist_summaries(struct arena *a, const struct collect *col, struct 
 	}
 	for (size_t j = 0; j < n; j++)
 		if (ds[j].merged.ntarget > 1)
-			qsort(ds[j].merged.target, ds[j].merged.ntarget, sizeof *ds[j].merged.target, cmp_target_sum);
+			sort_items(ds[j].merged.target, ds[j].merged.ntarget, sizeof *ds[j].merged.target, cmp_target_sum);
 	*out = ds;
 	return n;
 }

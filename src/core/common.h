@@ -49,4 +49,12 @@ static inline bool str_ends(const char *s, const char *suffix)
 
 #include "core/banned.h"
 
+/* qsort() that accepts an empty or one-element array (whose pointer may be
+ * NULL: passing NULL to qsort is undefined even for zero elements). */
+static inline void sort_items(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 #endif

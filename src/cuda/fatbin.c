@@ -202,7 +202,7 @@ static void index_offsets(struct arena *a, const struct fatbin_set *set, struct 
 		pairs[2 * i] = set->fatbin[i].offset;
 		pairs[2 * i + 1] = i;
 	}
-	qsort(pairs, set->nfatbin, 2 * sizeof(uint64_t), cmp_u64_pair);
+	sort_items(pairs, set->nfatbin, 2 * sizeof(uint64_t), cmp_u64_pair);
 	ix->off = pairs;
 	ix->n = set->nfatbin;
 }

@@ -64,7 +64,7 @@ static void summarize(struct arena *a, struct cuda_code *k)
 			t[j].isa_minor = e->ver_minor;
 		}
 	}
-	qsort(t, n, sizeof *t, cmp_target);
+	sort_items(t, n, sizeof *t, cmp_target);
 	k->target = t;
 	k->ntarget = n;
 	for (size_t i = 0; i < k->set.nfatbin; i++) {

@@ -276,7 +276,7 @@ static void load_conda_meta(struct scan *s, struct distset *ds, const char *pref
 	struct site_walk w = { s, ds, prefix, { 0 } };
 	const char *dir = arena_printf(&s->arena, "%s/conda-meta", prefix);
 	fs_list_dir(&s->fs, dir, collect_json, &w);
-	qsort(w.names.item, w.names.n, sizeof(void *), cmp_str);
+	sort_items(w.names.item, w.names.n, sizeof(void *), cmp_str);
 	for (size_t i = 0; i < w.names.n; i++) {
 		const char *path = arena_printf(&s->arena, "%s/%s", dir, (const char *)w.names.item[i]);
 		size_t len;
@@ -332,7 +332,7 @@ void dists_load(struct scan *s, const struct pyenv *e, struct distset *ds)
 		struct site_walk w = { s, ds, e->site[i], { 0 } };
 		fs_list_dir(&s->fs, e->site[i], collect_meta, &w);
 		/* directory order is arbitrary: sort so reports are stable */
-		qsort(w.names.item, w.names.n, sizeof(void *), cmp_str);
+		sort_items(w.names.item, w.names.n, sizeof(void *), cmp_str);
 		for (size_t k = 0; k < w.names.n; k++)
 			load_dist_info(s, ds, e->site[i], w.names.item[k]);
 	}

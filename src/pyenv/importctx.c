@@ -206,7 +206,7 @@ static const char *glob_first(struct scan *s, const char *dir, const char *patte
 	if (!fs_list_dir(&s->fs, dir, glob_entry, &g) || g.hits.n == 0)
 		return NULL;
 	/* Python's glob returns directory order; sorted is the stable choice. */
-	qsort(g.hits.item, g.hits.n, sizeof(void *), cmp_str);
+	sort_items(g.hits.item, g.hits.n, sizeof(void *), cmp_str);
 	return arena_printf(&s->arena, "%s/%s", dir, (const char *)g.hits.item[0]);
 }
 

@@ -154,9 +154,9 @@ static void walk(struct walker *w, const char *dir, int depth)
 	w->inv->dirs_seen++;
 	/* sorted, so reports and "first copy" are the same on every run */
 	if (c.files.n > 1)
-		qsort(c.files.item, c.files.n, sizeof(void *), cmp_path);
+		sort_items(c.files.item, c.files.n, sizeof(void *), cmp_path);
 	if (c.subdirs.n > 1)
-		qsort(c.subdirs.item, c.subdirs.n, sizeof(void *), cmp_path);
+		sort_items(c.subdirs.item, c.subdirs.n, sizeof(void *), cmp_path);
 	for (size_t i = 0; i < c.files.n; i++)
 		consider_file(w, c.files.item[i], path_basename(c.files.item[i]));
 	for (size_t i = 0; i < c.subdirs.n; i++)

@@ -47,7 +47,7 @@ golden() {
 	fi
 }
 # Replaces the build directory in output so golden files are portable.
-portable() { sed -e "s#$FX#<fx>#g" -e "s#$TOP#<top>#g"; }
+portable() { sed -e "s#$FX#<fx>#g" -e "s#$(cd "$BUILD" && pwd)/#<build>/#g" -e "s#$TOP#<top>#g"; }
 fixture_dir() {
 	FX=$(cd "$BUILD" && pwd)/e2e/$1
 	rm -rf "$FX"
