@@ -4,6 +4,8 @@
  */
 #include "cli/cli.h"
 #include "pyenv/check.h"
+#include "cuda/arch.h"
+
 
 static const char check_help[] =
 	"usage: abiscope check [options] [PATH...]\n"
@@ -23,6 +25,10 @@ static const char check_help[] =
 	"                     modelled by the CUDA toolkit's stub, from $CUDA_HOME or\n"
 	"                     /usr/local/cuda)\n"
 	"  --verify-hashes    compare every RECORD sha256 with the file (slower)\n"
+	"  --gpu SPEC         judge the CUDA kernels of modules that import for this GPU\n"
+	"                     (sm_120, 12.0, H100 ...; repeatable; default: the driver's GPUs)\n"
+	"  --driver VERSION   judge for this NVIDIA driver (default: the installed one)\n"
+	"  --no-driver        do not ask libcuda.so.1 for the GPUs\n"
 	"  --ld-library-path LIST  LD_LIBRARY_PATH of the process (default: the environment's)\n"
 	"  --root DIR         inspect the file system under DIR\n"
 	"  --json             one JSON object on stdout\n"
@@ -36,6 +42,8 @@ struct check_cli {
 	const char *paths[64];
 	size_t npaths;
 	const char *root;
+	const char *gpus[16];
+	size_t ngpus;
 	bool json, verbose;
 	enum color_mode color;
 	struct check_options opt;
@@ -60,6 +68,20 @@ static int parse(int argc, char **argv, struct check_cli *o)
 			o->verbose = true;
 		} else if (arg_is(&a, "--verify-hashes")) {
 			o->opt.verify_hashes = true;
+		} else if (arg_value(&a, "--gpu", &v, &err)) {
+			unsigned cc;
+			const char *name;
+			if (!err && (!cuda_parse_gpu_spec(v, &cc, &name) || o->ngpus == ARRAY_SIZE(o->gpus)))
+				return usage_error("check", "--gpu %s names no GPU abiscope knows (sm_90, 12.0, H100 ...)", v);
+			if (!err)
+				o->gpus[o->ngpus++] = v;
+		} else if (arg_value(&a, "--driver", &v, &err)) {
+			struct driver_version dv;
+			if (!err && !cuda_parse_driver_version(v, &dv))
+				return usage_error("check", "--driver takes a driver version such as 580.65.06");
+			o->opt.driver = v;
+		} else if (arg_is(&a, "--no-driver")) {
+			o->opt.no_driver = true;
 		} else if (arg_is(&a, "--assume-driver")) {
 			o->opt.assume_driver = true;
 		} else if (arg_is(&a, "--libraries")) {
@@ -122,7 +144,7 @@ static void groups_of(struct scan *s, const struct env_check *c, struct ptrvec *
 		struct group *g = group_for(s, groups, v);
 		ptrvec_push(&s->arena, &g->verdicts, (void *)v);
 		g->nmod++;
-		if (v->state == V_FAILS)
+		if (v->state == V_FAILS || v->gpu_fails)
 			g->nfail++;
 		if (v->state == V_OTHER_PYTHON)
 			g->nother++;
@@ -164,6 +186,8 @@ static void print_env_text(struct scan *s, const struct term *t, const struct en
 	if (c->driver_stub)
 		fprintf(t->out, "%sdriver%s       assumed: libcuda.so.1 modelled by %s\n", c_bold(t), c_reset(t),
 			c->driver_stub);
+	if (c->gpu_line)
+		fprintf(t->out, "%sgpu%s          %s\n", c_bold(t), c_reset(t), c->gpu_line);
 	fputc('\n', t->out);
 	/* torch's own import failure first */
 	for (size_t i = 0; i < s->findings.list.n; i++) {
@@ -199,14 +223,15 @@ static void print_env_text(struct scan *s, const struct term *t, const struct en
 				c_reset(t), c_bold(t), g->name, g->version ? " " : "", g->version ? g->version : "");
 			for (size_t k = 0; k < g->verdicts.n; k++) {
 				const struct module_verdict *v = g->verdicts.item[k];
-				if (v->state == V_OK && !verbose)
+				if (v->state == V_OK && !v->gpu_fails && !verbose)
 					continue;
 				fprintf(t->out, "   %s%s%s  %s\n", c_bold(t), display_name(v), c_reset(t),
-					v->state == V_OK ? (v->in_torch_import ? "imports (loaded by import torch)" : "imports")
+					v->gpu_fails ? "imports, but would fail on the GPU"
+					: v->state == V_OK ? (v->in_torch_import ? "imports (loaded by import torch)" : "imports")
 					: v->state == V_FAILS ? "would fail to import"
 					: v->state == V_OTHER_PYTHON ? "built for another Python: never imported"
 					: "not checked");
-				if (v->state == V_OTHER_PYTHON)
+				if (v->state == V_OTHER_PYTHON || v->gpu_fails || (verbose && v->state == V_OK))
 					render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
 				if (v->state != V_FAILS)
 					continue;
@@ -295,6 +320,7 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 			jw_kstr(w, "status", v->state == V_OK ? "ok" : v->state == V_FAILS ? "fails"
 					     : v->state == V_OTHER_PYTHON ? "other-python" : "not-checked");
 			jw_kstr(w, "error", v->dlerror);
+			jw_kbool(w, "gpu_fails", v->gpu_fails);
 			jw_kstr(w, "context", v->context);
 			jw_key(w, "findings");
 			jw_arr_begin(w);
@@ -334,10 +360,12 @@ int cmd_check(int argc, char **argv)
 	const char *tg = o.root ? NULL : getenv("TORCH_USE_RTLD_GLOBAL");
 	o.opt.torch_rtld_global = tg && *tg;
 	o.opt.cuda_home = o.root ? NULL : getenv("CUDA_HOME");
+	o.opt.gpu_specs = o.gpus;
+	o.opt.ngpu_specs = o.ngpus;
 	size_t nenv = o.npaths ? o.npaths : 1;
 	struct env_check *envs = arena_calloc(&s.arena, nenv, sizeof *envs);
 	int code = EXIT_OK;
-	size_t nfail = 0, next = 0;
+	size_t nfail = 0, next = 0, ngpu_fail = 0;
 	for (size_t i = 0; i < nenv; i++) {
 		struct diag d;
 		diag_clear(&d);
@@ -347,13 +375,14 @@ int cmd_check(int argc, char **argv)
 			return d.status == ST_NOT_FOUND ? EXIT_USAGE : EXIT_UNREADABLE;
 		}
 		nfail += envs[i].nfail_ext + envs[i].nfail_lib;
+		ngpu_fail += envs[i].ngpu_fail;
 		next += envs[i].nextensions;
 	}
 	bool torch_fails = false;
 	for (size_t i = 0; i < s.findings.list.n; i++)
 		if (str_eq(((struct finding *)s.findings.list.item[i])->id, "import-fails"))
 			torch_fails = true;
-	if (nfail || torch_fails)
+	if (nfail || torch_fails || ngpu_fail)
 		code = EXIT_FAILS;
 	size_t nwarn = findings_count(&s.findings, SEV_WARNING);
 	if (o.json) {
@@ -367,6 +396,7 @@ int cmd_check(int argc, char **argv)
 		jw_obj_begin(&w);
 		jw_kint(&w, "extension_modules", (int64_t)next);
 		jw_kint(&w, "failing", (int64_t)nfail);
+		jw_kint(&w, "failing_on_gpu", (int64_t)ngpu_fail);
 		jw_kint(&w, "errors", (int64_t)findings_count(&s.findings, SEV_ERROR));
 		jw_kint(&w, "warnings", (int64_t)nwarn);
 		jw_obj_end(&w);
@@ -384,10 +414,12 @@ int cmd_check(int argc, char **argv)
 		term_init(&t, stdout, o.color);
 		for (size_t i = 0; i < nenv; i++)
 			print_env_text(&s, &t, &envs[i], o.verbose);
-		fprintf(t.out, "%s%s%s: %zu of %zu extension module%s would fail to import%s; %zu warning%s\n",
-			code ? c_red(&t) : c_green(&t), code ? "FAIL" : "OK", c_reset(&t), nfail, next,
-			next == 1 ? "" : "s", torch_fails ? " (and import torch itself fails)" : "", nwarn,
-			nwarn == 1 ? "" : "s");
+		fprintf(t.out, "%s%s%s: %zu of %zu extension module%s would fail to import%s", code ? c_red(&t) : c_green(&t),
+			code ? "FAIL" : "OK", c_reset(&t), nfail, next, next == 1 ? "" : "s",
+			torch_fails ? " (and import torch itself fails)" : "");
+		if (ngpu_fail)
+			fprintf(t.out, ", %zu would import and fail on the GPU", ngpu_fail);
+		fprintf(t.out, "; %zu warning%s\n", nwarn, nwarn == 1 ? "" : "s");
 	}
 	scan_release(&s);
 	return code;

@@ -7,6 +7,29 @@
 #include "cli/cli.h"
 #include "cli/why_module.h"
 #include "pyenv/check.h"
+#include "cuda/verdict.h"
+
+/* compute capabilities a variant folder is picked on, for the report */
+static const unsigned known_cc[] = { 75, 80, 86, 89, 90, 100, 103, 110, 120, 121 };
+
+/* "sm_90" or "sm_75, sm_80, ... and without a GPU": where the package loads path's variant; NULL when none */
+static const char *picked_on(struct scan *s, const char *path)
+{
+	const char *variant;
+	const char *pkg = cuda_variant_package(&s->arena, path, &variant);
+	if (!pkg)
+		return NULL;
+	const char *out = "";
+	for (size_t i = 0; i < ARRAY_SIZE(known_cc); i++) {
+		const char *pick = cuda_variant_pick(s, pkg, known_cc[i]);
+		if (pick && str_eq(pick, variant))
+			out = arena_printf(&s->arena, "%s%ssm_%u", out, out[0] ? ", " : "", known_cc[i]);
+	}
+	const char *none = cuda_variant_pick(s, pkg, 0);
+	if (none && str_eq(none, variant))
+		out = arena_printf(&s->arena, "%s%swithout a GPU", out, out[0] ? ", and " : "");
+	return out[0] ? out : "no GPU abiscope knows";
+}
 
 int why_module(const struct why_module_args *o)
 {
@@ -66,6 +89,7 @@ int why_module(const struct why_module_args *o)
 			jw_kbool(&w, "loads", v[i].state == V_OK);
 			jw_kstr(&w, "error", v[i].dlerror);
 			jw_kstr(&w, "context", v[i].context);
+			jw_kstr(&w, "picked_on", picked_on(&s, v[i].io->path));
 			jw_obj_end(&w);
 		}
 		jw_arr_end(&w);
@@ -88,6 +112,9 @@ int why_module(const struct why_module_args *o)
 				v[i].state == V_OK ? c_green(&t) : c_red(&t),
 				v[i].state == V_OK ? "would import" : "would NOT import", c_reset(&t));
 			fprintf(t.out, "   %s\n", v[i].io->path);
+			const char *on = picked_on(&s, v[i].io->path);
+			if (on)
+				fprintf(t.out, "   the package loads this variant on: %s\n", on);
 			if (v[i].context)
 				fprintf(t.out, "   (%s)\n", v[i].context);
 			if (v[i].dlerror)

@@ -1,4 +1,6 @@
 #include "pyenv/check.h"
+#include "cuda/verdict.h"
+#include "cxx/exports.h"
 #include "loader/verdict.h"
 #include "pyenv/interpreter.h"
 #include "pyenv/providers.h"
@@ -19,6 +21,8 @@ struct check_ctx {
 	struct process torchp;
 	bool torch_ok;
 	struct strmap pkg_imports_torch;	/* package -> (void*)1 yes / (void*)2 no */
+	struct cxx_index cxx;		/* exports indexed once for every explanation */
+	struct cuda_ctx cuda;		/* device code read once; the GPU target */
 };
 
 static void set_fields(struct scan *s, struct finding *f, const struct inv_obj *io)
@@ -324,6 +328,26 @@ static const char *soname_torch_preloads(struct check_ctx *x, const struct dlope
 	return NULL;
 }
 
+/* A module that loads: can its kernels run on the target GPUs, with the
+ * driver there (cuda/verdict.h; sgl_kernel's variant folders honoured). */
+static void judge_gpu(struct check_ctx *x, struct inv_obj *io, struct module_verdict *v)
+{
+	struct scan *s = x->s;
+	const struct cuda_code *k = cuda_code_of(&x->cuda, io->obj);
+	if (!k || (!cuda_code_has_device_code(k) && !k->runtime_major))
+		return;
+	size_t before = s->findings.list.n;
+	if (!x->cuda.host.ngpu && cuda_code_has_device_code(k))
+		cuda_note_not_checked(&x->cuda, io->path);
+	cuda_judge_installed(&x->cuda, io->obj);
+	for (size_t i = before; i < s->findings.list.n; i++) {
+		struct finding *f = findings_at(&s->findings, i);
+		set_fields(s, f, io);
+		if (f->severity == SEV_ERROR)
+			v->gpu_fails = true;
+	}
+}
+
 static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict *v)
 {
 	struct scan *s = x->s;
@@ -386,6 +410,7 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	memset(&q, 0, sizeof q);
 	q.target = io->path;
 	q.exe = p->main ? p->main->path : NULL;
+	q.cxx = &x->cxx;
 	size_t before = s->findings.list.n;
 	why_findings(s, &q, &wr);
 	size_t after = s->findings.list.n;
@@ -403,6 +428,8 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	proc_rewind(p, &mark, &wr.target);
 	v->state = wr.target.ok ? V_OK : V_FAILS;
 	v->dlerror = wr.target.dlerror;
+	if (v->state == V_OK)
+		judge_gpu(x, io, v);
 	v->finding_end = s->findings.list.n;
 }
 
@@ -610,6 +637,43 @@ static const char *find_driver_stub(struct scan *s, const struct pyenv *e, const
 	return NULL;
 }
 
+/* The GPUs and driver the CUDA verdicts are judged for. */
+static void prepare_gpu(struct check_ctx *x)
+{
+	struct scan *s = x->s;
+	const struct check_options *o = x->o;
+	struct cuda_host *h = &x->cuda.host;
+	for (size_t i = 0; i < o->ngpu_specs; i++)
+		cuda_host_add_spec(h, o->gpu_specs[i]);
+	for (size_t i = 0; i < o->ngpu_cc; i++)
+		cuda_host_add_gpu(h, o->gpu_cc[i], o->gpu_names ? o->gpu_names[i] : NULL, "the snapshot");
+	if (o->driver)
+		cuda_host_set_driver(h, o->driver);
+	/* a probe only when something in the environment carries device code */
+	bool any = false;
+	for (size_t i = 0; i < x->c->inv.nobj && !any; i++) {
+		const struct cuda_code *k = cuda_code_of(&x->cuda, x->c->inv.obj[i]->obj);
+		any = k && (cuda_code_has_device_code(k) || k->runtime_major);
+	}
+	if (!any)
+		return;
+	struct gpu_probe probe;
+	cuda_host_complete(&s->arena, &s->fs, !o->no_driver && !fs_is_rooted(&s->fs), h, &probe);
+	char buf[256] = "";
+	size_t n = 0;
+	for (size_t i = 0; i < h->ngpu; i++) {
+		char cc[16];
+		cuda_cc_string(h->gpu[i].cc, cc, sizeof cc);
+		int w = snprintf(buf + n, sizeof buf - n, "%s%s (sm_%u)", i ? ", " : "",
+				 h->gpu[i].name ? h->gpu[i].name : cc, h->gpu[i].cc);
+		if (w > 0 && (size_t)w < sizeof buf - n)
+			n += (size_t)w;
+	}
+	x->c->gpu_line = h->ngpu ? arena_strdup(&s->arena, buf)
+		: arena_printf(&s->arena, "none known (%s): kernels not judged; --gpu SPEC judges them",
+			       h->no_gpu_reason ? h->no_gpu_reason : "no GPU found");
+}
+
 static enum status prepare(struct check_ctx *x, const char *path, struct diag *d)
 {
 	struct scan *s = x->s;
@@ -639,6 +703,9 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 	}
 	inventory_build(s, &c->env, &c->inv);
 	torch_layout_read(s, &c->env, &c->torch);
+	cxx_index_init(&x->cxx, &s->arena);
+	cuda_ctx_init(&x->cuda, s, FATBIN_SCAN_REGISTERED);
+	prepare_gpu(x);
 	if (x->o->torch_rtld_global)
 		c->torch.rtld_global_with_libtorch = true;
 	/* the process every import happens in */
@@ -650,6 +717,7 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 		if (!exe)
 			c->python_problem = ir.problem;
 	}
+	c->process_exe = exe;
 	struct proc_options po;
 	memset(&po, 0, sizeof po);
 	po.ld_library_path = x->o->ld_library_path;
@@ -658,14 +726,14 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 	diag_clear(&pd);
 	if (exe && proc_init(&x->base, &s->arena, &s->objs, &po, exe, &pd) == ST_OK)
 		x->base_ok = true;
+	else if (exe)
+		c->python_problem = arena_printf(&s->arena, "cannot model the interpreter %s: %s", exe, pd.msg);
 	if (x->o->assume_driver)
 		c->driver_stub = find_driver_stub(s, &c->env, x->o->cuda_home);
 	if (x->base_ok && c->driver_stub) {
 		struct dlopen_result dr;
 		proc_dlopen(&x->base, c->driver_stub, false, &dr);
 	}
-	else if (exe)
-		c->python_problem = arena_printf(&s->arena, "cannot model the interpreter %s: %s", exe, pd.msg);
 	if (x->base_ok && c->torch.found && c->torch.c_module) {
 		diag_clear(&pd);
 		if (proc_init(&x->torchp, &s->arena, &s->objs, &po, exe, &pd) == ST_OK) {
@@ -728,7 +796,7 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 	size_t n = c->inv.nobj;
 	struct inv_obj **order = arena_calloc(&s->arena, n ? n : 1, sizeof *order);
 	memcpy(order, c->inv.obj, n * sizeof *order);
-	qsort(order, n, sizeof *order, cmp_inv);
+	sort_items(order, n, sizeof *order, cmp_inv);
 	c->v = arena_calloc(&s->arena, n ? n : 1, sizeof *c->v);
 	/* torch's own import first: its failure explains everything after */
 	if (c->torch_replayed && !c->torch_import.ok) {
@@ -778,6 +846,7 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 			else
 				c->nfail_lib++;
 		}
+		c->ngpu_fail += v->gpu_fails;
 	}
 	c->env_finding_first = s->findings.list.n;
 	torch_import_majors(x);

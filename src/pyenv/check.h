@@ -30,6 +30,15 @@ struct check_options {
 	bool torch_rtld_global;		/* TORCH_USE_RTLD_GLOBAL set */
 	bool assume_driver;		/* model libcuda.so.1 with the CUDA toolkit's stub */
 	const char *cuda_home;		/* $CUDA_HOME, where the stub is looked for first */
+	/* the GPU verdicts' target (cuda/gpu.h): --gpu specs, known GPUs (a
+	 * snapshot's), --driver; what stays unknown is probed unless no_driver */
+	const char *const *gpu_specs;
+	size_t ngpu_specs;
+	const unsigned *gpu_cc;
+	const char *const *gpu_names;
+	size_t ngpu_cc;
+	const char *driver;
+	bool no_driver;
 };
 
 enum verdict_state { V_OK, V_FAILS, V_NOT_CHECKED, V_OTHER_PYTHON };
@@ -41,6 +50,8 @@ struct module_verdict {
 	const char *context;		/* "assuming torch is imported first (...)" or NULL */
 	size_t finding_first, finding_end;	/* its findings in the scan's list */
 	bool in_torch_import;		/* loaded by `import torch` itself */
+	bool gpu_fails;			/* imports, but has no kernel for a target GPU, or the
+					 * driver is too old for it (an error-level CUDA finding) */
 };
 
 struct check_ctx;	/* the processes and caches of one check (check.c) */
@@ -55,8 +66,11 @@ struct env_check {
 	struct module_verdict *v;
 	size_t nv;
 	size_t nextensions, nstdlib, nfail_ext, nfail_lib;
+	size_t ngpu_fail;		/* modules that import but fail on the GPU */
+	const char *gpu_line;		/* the CUDA target ("H100 (sm_90), from --gpu ...") or NULL */
 	size_t env_finding_first, env_finding_end;	/* environment-level findings */
 	const char *python_problem;	/* why no process could be modelled, or NULL */
+	const char *process_exe;	/* the interpreter every load happens in (env's, or python3 on PATH) */
 	const char *driver_stub;	/* the stub standing for libcuda.so.1 (--assume-driver), or NULL */
 };
 

@@ -224,6 +224,25 @@ def why_cases():
          "why on sm100/ for an H100: says the package loads sm90/ there", out + err)
 
 
+def check_cases():
+    """check: modules that import are judged on the GPU, variant folders honoured."""
+    site = os.path.join(fx.WORK, "site")
+    rc, out, err = fx.run(["check", "--json", "--libraries", "--no-driver", "--gpu", "sm_103", site])
+    j = json.loads(out) if out.startswith("{") else {}
+    mods = [m for d in j.get("environments", [{}])[0].get("distributions", []) for m in d["modules"]]
+    bad = [m["path"] for m in mods if m.get("gpu_fails")]
+    t.ok(rc == 1 and len(bad) == 1 and "/sm100/" in bad[0] and j["summary"]["failing_on_gpu"] == 1,
+         "check --gpu sm_103: sm100/ imports but has no kernel image; sm90/ is not judged", out + err)
+    rc, out, err = fx.run(["check", "--libraries", "--no-driver", "--gpu", "sm_103", "--color", "never", site])
+    t.ok("imports, but would fail on the GPU" in out and "no kernel image for sm_103" in out,
+         "check text: the module imports and fails on the GPU, and why", out + err)
+    for gpu in ("sm_90", "sm_120"):
+        rc, out, err = fx.run(["check", "--json", "--libraries", "--no-driver", "--gpu", gpu, site])
+        j = json.loads(out) if out.startswith("{") else {}
+        t.ok(rc == 0 and j.get("summary", {}).get("failing_on_gpu") == 0,
+             "check --gpu %s: the variant the package loads there has kernels for it" % gpu, out + err)
+
+
 def toolkit_cases():
     hb = fx.path("hopper_blackwell")
     # the real toolkit: CUDA 13 dropped Volta
@@ -290,13 +309,14 @@ def main():
     errors = fx.build_all()
     if errors:
         why = "nvcc not found" if errors == ["nvcc not found"] else "nvcc failed: " + errors[0]
-        for name in ("listing", "verdicts", "variants", "why", "toolkits", "hostile input"):
+        for name in ("listing", "verdicts", "variants", "why", "check", "toolkits", "hostile input"):
             t.skip("cuda fixtures: " + name, why)
     else:
         listing_cases()
         verdict_cases()
         variant_cases()
         why_cases()
+        check_cases()
         toolkit_cases()
         hostile_cases()
     return 1 if t.failed else 0
