@@ -62,9 +62,13 @@ for t in "$here"/*/test_*.py; do
 	run_suite "$(basename "$(dirname "$t")")/$(basename "$t" .py)" python3 "$t"
 done
 run_suite "diff/fixtures" python3 "$here/diff/differential.py" fixtures
+run_suite "diff/snapshot-agreement" python3 "$here/diff/snapshot_agreement.py" \
+	$(ls -d "$BUILD"/diff/*/ 2>/dev/null) /usr/local/cuda/lib64
 if [ "$SLOW" != 0 ]; then
 	run_suite "diff/system-libraries" python3 "$here/diff/differential.py" system \
 		/usr/lib/x86_64-linux-gnu /usr/local/cuda/lib64
+	run_suite "diff/snapshot-agreement-system" python3 "$here/diff/snapshot_agreement.py" \
+		/usr/lib/x86_64-linux-gnu
 fi
 echo
 echo "$passed passed, $failed failed"

@@ -39,5 +39,9 @@ int cmd_cuda(int argc, char **argv);
 int cmd_gpu(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
+int cmd_wheel(int argc, char **argv);
 
 #endif

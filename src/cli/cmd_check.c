@@ -4,8 +4,10 @@
  */
 #include "cli/cli.h"
 #include "pyenv/check.h"
+#include "host/snapshot.h"
 #include "cuda/arch.h"
 
+#include <sys/stat.h>
 
 static const char check_help[] =
 	"usage: abiscope check [options] [PATH...]\n"
@@ -31,6 +33,9 @@ static const char check_help[] =
 	"  --no-driver        do not ask libcuda.so.1 for the GPUs\n"
 	"  --ld-library-path LIST  LD_LIBRARY_PATH of the process (default: the environment's)\n"
 	"  --root DIR         inspect the file system under DIR\n"
+	"  --host SNAPSHOT    check on the host a snapshot describes (abiscope snapshot):\n"
+	"                     its environment, or PATHs of this machine (wheels' binaries,\n"
+	"                     a build folder) as if they sat in that environment\n"
 	"  --json             one JSON object on stdout\n"
 	"  --color WHEN       auto (default), always or never\n"
 	"  -v, --verbose      also list healthy distributions and notes\n"
@@ -41,7 +46,7 @@ static const char check_help[] =
 struct check_cli {
 	const char *paths[64];
 	size_t npaths;
-	const char *root;
+	const char *root, *host;
 	const char *gpus[16];
 	size_t ngpus;
 	bool json, verbose;
@@ -90,6 +95,8 @@ static int parse(int argc, char **argv, struct check_cli *o)
 			o->opt.python = v;
 		} else if (arg_value(&a, "--root", &v, &err)) {
 			o->root = v;
+		} else if (arg_value(&a, "--host", &v, &err)) {
+			o->host = v;
 		} else if (arg_value(&a, "--ld-library-path", &v, &err)) {
 			o->opt.ld_library_path = v;
 			o->llp_given = true;
@@ -247,6 +254,15 @@ static void print_env_text(struct scan *s, const struct term *t, const struct en
 		render_finding_roots(t, &s->findings, c->env_finding_first, c->env_finding_end, verbose);
 		fputc('\n', t->out);
 	}
+	if (c->assumed.n) {
+		/* always shown: these verdicts are guesses */
+		fprintf(t->out, "%sguess:%s %zu symbol%s bound to libraries the snapshot describes by name only "
+			"(snapshot --full records their exports):", c_yellow(t), c_reset(t), c->assumed.n,
+			c->assumed.n == 1 ? " was" : "s were");
+		for (size_t i = 0; i < c->assumed.n && (verbose || i < 3); i++)
+			fprintf(t->out, "%s %s", i ? "," : "", (const char *)c->assumed.item[i]);
+		fprintf(t->out, "%s\n", !verbose && c->assumed.n > 3 ? ", ..." : "");
+	}
 	if (verbose) {
 		for (size_t i = 0; i < e->notes.n; i++)
 			fprintf(t->out, "%snote:%s %s\n", c_dim(t), c_reset(t), (const char *)e->notes.item[i]);
@@ -333,6 +349,11 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
+	jw_key(w, "assumed_bindings");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < c->assumed.n; i++)
+		jw_str(w, c->assumed.item[i]);
+	jw_arr_end(w);
 	jw_key(w, "notes");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < e->notes.n; i++)
@@ -350,8 +371,78 @@ int cmd_check(int argc, char **argv)
 	int rc = parse(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
+	if (o.host && o.root)
+		return usage_error("check", "--host and --root describe two different systems; give one");
+	if (o.host && o.opt.verify_hashes)
+		return usage_error("check", "--verify-hashes needs the files themselves; a snapshot has their facts only");
 	struct scan s;
 	scan_init(&s, o.root);
+	struct snapshot host;
+	if (o.host) {
+		struct diag hd;
+		diag_clear(&hd);
+		if (snapshot_read(&s.arena, o.host, &host, &hd) != ST_OK) {
+			fprintf(stderr, "abiscope check: %s: %s\n", hd.path, hd.msg);
+			scan_release(&s);
+			return EXIT_UNREADABLE;
+		}
+		/* this machine's PATHs stay visible, the rest is the described host */
+		char abs[4096];
+		for (size_t i = 0; i < o.npaths; i++) {
+			fs_absolute(&s.fs, o.paths[i], abs, sizeof abs);
+			char norm[4096];
+			path_normalize(abs, norm, sizeof norm);
+			o.paths[i] = arena_strdup(&s.arena, norm);
+		}
+		snapshot_mount(&s, &host);
+		for (size_t i = 0; i < o.npaths; i++) {
+			/* a file of a site-packages folder here goes where it would be
+			 * installed there: the host's own site-packages */
+			const char *sp = strstr(o.paths[i], "/site-packages/");
+			if (!sp)
+				sp = strstr(o.paths[i], "/dist-packages/");
+			if (sp && host.nsite) {
+				const char *rel = strchr(sp + 1, '/') + 1;
+				const char *there = arena_printf(&s.arena, "%s/%s", host.site[0], rel);
+				if (snapshot_overlay(&s, o.paths[i], there, &hd) != ST_OK) {
+					fprintf(stderr, "abiscope check: %s: %s\n", hd.path, hd.msg);
+					scan_release(&s);
+					return EXIT_UNREADABLE;
+				}
+				o.paths[i] = there;
+				continue;
+			}
+			struct stat st;
+			if (stat(o.paths[i], &st) == 0 && !S_ISDIR(st.st_mode)) {
+				char dir[4096];
+				path_dirname(o.paths[i], dir, sizeof dir);
+				vfs_passthrough(s.fs.vfs, dir);
+			} else {
+				vfs_passthrough(s.fs.vfs, o.paths[i]);
+			}
+		}
+		bool plain = host.env_kind && str_eq(host.env_kind, "folder");
+		if ((o.npaths || plain) && !o.opt.python)
+			o.opt.python = host.python;
+		/* the GPUs and driver the host has, unless --gpu / --driver say otherwise */
+		unsigned *cc = arena_calloc(&s.arena, host.ngpus + 1, sizeof *cc);
+		const char **names = arena_calloc(&s.arena, host.ngpus + 1, sizeof *names);
+		for (size_t i = 0; i < host.ngpus; i++) {
+			cc[i] = host.gpus[i].cc;
+			names[i] = host.gpus[i].name;
+		}
+		if (!o.ngpus) {
+			o.opt.gpu_cc = cc;
+			o.opt.gpu_names = names;
+			o.opt.ngpu_cc = host.ngpus;
+		}
+		if (!o.opt.driver)
+			o.opt.driver = host.driver;
+		o.opt.no_driver = true;
+		if (!o.npaths && host.env_root)
+			o.paths[o.npaths++] = host.env_root;
+		o.root = "(snapshot)";	/* nothing of this machine's environment applies */
+	}
 	o.opt.path_env = o.root ? NULL : getenv("PATH");
 	if (!o.llp_given)
 		o.opt.ld_library_path = o.root ? NULL : getenv("LD_LIBRARY_PATH");

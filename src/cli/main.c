@@ -15,6 +15,10 @@ static const struct command commands[] = {
 	{ "gpu", cmd_gpu, "the NVIDIA driver and GPUs of this machine" },
 	{ "check", cmd_check, "would every extension module of an environment import" },
 	{ "explain", cmd_explain, "diagnose a pasted ImportError or traceback in its environment" },
+	{ "wheel", cmd_wheel, "would a wheel install and import here, and what would it break" },
+	{ "diff", cmd_diff, "what differs between two hosts or environments, by consequence" },
+	{ "fleet", cmd_fleet, "which hosts of a fleet differ from the rest, from their snapshots" },
+	{ "snapshot", cmd_snapshot, "describe this host and an environment in one file, for other machines" },
 };
 
 static void usage(FILE *out)

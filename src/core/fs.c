@@ -133,9 +133,56 @@ void fs_absolute(const struct fsview *fs, const char *path, char *out, size_t ou
  * every symlink is resolved here so that absolute targets stay inside.
  * follow_last=false leaves a final symlink unresolved (for lstat).
  */
+/*
+ * Under an overlay, a folder that exists only in the vfs (a package a wheel
+ * would install) cannot be walked through by the kernel: "new/../torch" must
+ * be taken as "torch" when "new" is the overlay's, as the kernel would once
+ * it is installed.  Other ".." stay for the kernel (a link may sit there).
+ */
+static const char *through_overlay(const struct fsview *fs, const char *logical, char *buf, size_t bufsz)
+{
+	if (!fs->vfs || fs->vfs->exclusive || !strstr(logical, "/.."))
+		return logical;
+	char abs[PATH_MAX];
+	fs_absolute(fs, logical, abs, sizeof abs);
+	size_t o = 0;
+	buf[0] = '\0';
+	const char *p = abs;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 2 && p[0] == '.' && p[1] == '.' && o) {
+			const struct vfs_node *vn = strmap_get(&fs->vfs->nodes, buf);
+			if (vn && vn->type == VFS_DIR) {
+				char *slash = strrchr(buf, '/');
+				o = slash ? (size_t)(slash - buf) : 0;
+				buf[o] = '\0';
+				p += n;
+				continue;
+			}
+		}
+		if (o + n + 2 >= bufsz)
+			return logical;
+		buf[o++] = '/';
+		memcpy(buf + o, p, n);
+		o += n;
+		buf[o] = '\0';
+		p += n;
+	}
+	if (!o)
+		snprintf(buf, bufsz, "/");
+	return buf;
+}
+
 static bool host_path(const struct fsview *fs, const char *logical, bool follow_last,
 		      char *out, size_t outsz, int *err)
 {
+	char rewritten[PATH_MAX];
+	logical = through_overlay(fs, logical, rewritten, sizeof rewritten);
 	if (!fs->root) {
 		snprintf(out, outsz, "%s", logical);
 		return true;
@@ -221,6 +268,44 @@ static bool host_path(const struct fsview *fs, const char *logical, bool follow_
 	return true;
 }
 
+static void record(const struct fsview *fs, enum fs_access what, const char *path)
+{
+	if (!fs->recorder)
+		return;
+	char abs[PATH_MAX], norm[PATH_MAX];
+	fs_absolute(fs, path, abs, sizeof abs);
+	path_normalize(abs, norm, sizeof norm);
+	fs->recorder->note(fs->recorder->ctx, what, norm);
+}
+
+/* The vfs node for a logical path, when the vfs answers for it. */
+static struct vfs_node *vnode(const struct fsview *fs, const char *path, bool follow, int *err,
+			      bool *handled)
+{
+	*handled = false;
+	if (!fs->vfs)
+		return NULL;
+	char abs[PATH_MAX], norm[PATH_MAX];
+	fs_absolute(fs, path, abs, sizeof abs);
+	path_normalize(abs, norm, sizeof norm);
+	struct vfs_node *n = vfs_resolve(fs->vfs, norm, follow, err, handled, NULL, 0);
+	if (n && n->type == VFS_FILE && !n->loaded) {
+		/* its size is known once its bytes are (a synthesised image) */
+		struct diag d;
+		diag_clear(&d);
+		if (vfs_data(n, &d) != ST_OK) {
+			*err = EIO;
+			return NULL;
+		}
+	}
+	return n;
+}
+
+static enum fs_kind vkind(const struct vfs_node *n)
+{
+	return n->type == VFS_DIR ? FS_DIR : n->type == VFS_FILE ? FS_REGULAR : FS_OTHER;
+}
+
 static enum fs_kind kind_of(mode_t m)
 {
 	if (S_ISREG(m))
@@ -238,7 +323,24 @@ static enum fs_kind kind_of(mode_t m)
 
 void fs_stat(const struct fsview *fs, const char *path, struct fs_stat *out)
 {
+	record(fs, FS_ACC_STAT, path);
 	memset(out, 0, sizeof *out);
+	bool handled;
+	int verr;
+	struct vfs_node *vn = vnode(fs, path, true, &verr, &handled);
+	if (handled) {
+		if (!vn) {
+			out->kind = FS_MISSING;
+			out->err = verr;
+			return;
+		}
+		out->kind = vkind(vn);
+		out->dev = VFS_DEVICE;
+		out->ino = vn->ino;
+		out->size = vfs_size(vn);
+		out->mode = vn->mode | (vn->type == VFS_DIR ? 0040000u : 0100000u);
+		return;
+	}
 	char hp[PATH_MAX * 2];
 	int err = 0;
 	struct stat st;
@@ -262,6 +364,12 @@ void fs_stat(const struct fsview *fs, const char *path, struct fs_stat *out)
 
 bool fs_is_symlink(const struct fsview *fs, const char *path)
 {
+	record(fs, FS_ACC_STAT, path);
+	bool handled;
+	int verr;
+	struct vfs_node *vn = vnode(fs, path, false, &verr, &handled);
+	if (handled)
+		return vn && vn->type == VFS_LINK;
 	char hp[PATH_MAX * 2];
 	int err;
 	struct stat st;
@@ -272,6 +380,16 @@ bool fs_is_symlink(const struct fsview *fs, const char *path)
 
 bool fs_readlink(const struct fsview *fs, const char *path, char *out, size_t outsz)
 {
+	record(fs, FS_ACC_STAT, path);
+	bool handled;
+	int verr;
+	struct vfs_node *vn = vnode(fs, path, false, &verr, &handled);
+	if (handled) {
+		if (!vn || vn->type != VFS_LINK)
+			return false;
+		snprintf(out, outsz, "%s", vn->target);
+		return true;
+	}
 	char hp[PATH_MAX * 2];
 	int err;
 	if (!host_path(fs, path, false, hp, sizeof hp, &err) || outsz == 0)
@@ -285,6 +403,16 @@ bool fs_readlink(const struct fsview *fs, const char *path, char *out, size_t ou
 
 bool fs_realpath(const struct fsview *fs, const char *path, char *out, size_t outsz, int *err)
 {
+	record(fs, FS_ACC_STAT, path);
+	if (fs->vfs) {
+		char abs[PATH_MAX], norm[PATH_MAX];
+		fs_absolute(fs, path, abs, sizeof abs);
+		path_normalize(abs, norm, sizeof norm);
+		bool handled;
+		struct vfs_node *vn = vfs_resolve(fs->vfs, norm, true, err, &handled, out, outsz);
+		if (handled)
+			return vn != NULL;
+	}
 	if (!fs->root) {
 		char buf[PATH_MAX];
 		if (!realpath(path, buf)) {
@@ -318,7 +446,37 @@ static int open_ro(const struct fsview *fs, const char *hp)
 void fs_probe(const struct fsview *fs, const char *path, uint8_t *head, size_t headsz,
 	      struct fs_probe *out)
 {
+	record(fs, FS_ACC_PROBE, path);
 	memset(out, 0, sizeof *out);
+	bool handled;
+	int verr;
+	struct vfs_node *vn = vnode(fs, path, true, &verr, &handled);
+	if (handled) {
+		if (!vn) {
+			out->open_err = verr;
+			out->kind = FS_MISSING;
+			return;
+		}
+		out->kind = vkind(vn);
+		out->dev = VFS_DEVICE;
+		out->ino = vn->ino;
+		out->size = vfs_size(vn);
+		if (vn->type == VFS_DIR) {
+			out->read_err = EISDIR;
+		} else if (vn->type == VFS_FILE && head && headsz) {
+			struct diag d;
+			diag_clear(&d);
+			if (vfs_data(vn, &d) != ST_OK) {
+				out->read_err = EIO;
+				return;
+			}
+			const uint8_t *src = vn->head ? vn->head : vn->data;
+			size_t have = vn->head ? vn->head_len : vn->len;
+			out->head_len = MIN(headsz, have);
+			memcpy(head, src, out->head_len);
+		}
+		return;
+	}
 	char hp[PATH_MAX * 2];
 	int err = 0;
 	if (!host_path(fs, path, true, hp, sizeof hp, &err)) {
@@ -365,7 +523,27 @@ void fs_probe(const struct fsview *fs, const char *path, uint8_t *head, size_t h
 enum status fs_map(const struct fsview *fs, const char *path, struct mapped_file *mf,
 		   struct diag *d)
 {
+	record(fs, FS_ACC_MAP, path);
 	memset(mf, 0, sizeof *mf);
+	bool handled;
+	int verr;
+	struct vfs_node *vn = vnode(fs, path, true, &verr, &handled);
+	if (handled) {
+		if (!vn)
+			return diag_errno(d, path, verr, "cannot open");
+		if (vn->type != VFS_FILE)
+			return diag_set(d, ST_NOT_FILE, path, DIAG_NO_OFFSET, "not a regular file: %s",
+					vn->type == VFS_DIR ? "a directory" : "a link");
+		enum status st = vfs_data(vn, d);
+		if (st != ST_OK)
+			return st;
+		mf->data = vn->data;
+		mf->len = vn->len;
+		mf->dev = VFS_DEVICE;
+		mf->ino = vn->ino;
+		mf->borrowed = true;
+		return ST_OK;
+	}
 	char hp[PATH_MAX * 2];
 	int err = 0;
 	if (!host_path(fs, path, true, hp, sizeof hp, &err))
@@ -409,7 +587,7 @@ out:
 
 void fs_unmap(struct mapped_file *mf)
 {
-	if (mf->data && mf->len)
+	if (mf->data && mf->len && !mf->borrowed)
 		munmap((void *)mf->data, mf->len);
 	mf->data = NULL;
 	mf->len = 0;
@@ -418,8 +596,31 @@ void fs_unmap(struct mapped_file *mf)
 enum status fs_read_small(const struct fsview *fs, const char *path, size_t max, char **out,
 			  size_t *len, struct diag *d)
 {
+	record(fs, FS_ACC_READ, path);
 	*out = NULL;
 	*len = 0;
+	bool handled;
+	int verr;
+	struct vfs_node *vn = vnode(fs, path, true, &verr, &handled);
+	if (handled) {
+		if (!vn)
+			return diag_errno(d, path, verr, "cannot open");
+		if (vn->type != VFS_FILE)
+			return diag_set(d, ST_NOT_FILE, path, DIAG_NO_OFFSET, "not a regular file");
+		if (vn->len > max)
+			return diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET, "file larger than %zu bytes", max);
+		enum status vst = vfs_data(vn, d);
+		if (vst != ST_OK)
+			return vst;
+		char *copy = malloc(vn->len + 1);
+		if (!copy)
+			return diag_errno(d, path, ENOMEM, "cannot read");
+		memcpy(copy, vn->data, vn->len);
+		copy[vn->len] = '\0';
+		*out = copy;
+		*len = vn->len;
+		return ST_OK;
+	}
 	char hp[PATH_MAX * 2];
 	int err = 0;
 	if (!host_path(fs, path, true, hp, sizeof hp, &err))
@@ -467,18 +668,81 @@ out:
 	return st;
 }
 
+static bool vfs_child_hidden_or_listed(const struct fsview *fs, const char *dir, const char *name)
+{
+	char p[PATH_MAX * 2];
+	snprintf(p, sizeof p, "%s/%s", str_eq(dir, "/") ? "" : dir, name);
+	bool handled;
+	int verr;
+	struct vfs_node *vn = vfs_resolve(fs->vfs, p, false, &verr, &handled, NULL, 0);
+	return handled && (!vn || vn->type != VFS_DIR || vn->children.n);
+}
+
 bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *ctx)
 {
+	record(fs, FS_ACC_LIST, path);
+	char norm[PATH_MAX];
+	struct vfs_node *vdir = NULL;
+	if (fs->vfs) {
+		char abs[PATH_MAX];
+		fs_absolute(fs, path, abs, sizeof abs);
+		path_normalize(abs, norm, sizeof norm);
+		bool handled;
+		int verr;
+		char resolved[PATH_MAX];
+		vdir = vfs_resolve(fs->vfs, norm, true, &verr, &handled, resolved, sizeof resolved);
+		if (handled && fs->vfs->exclusive) {
+			if (!vdir || vdir->type != VFS_DIR)
+				return false;
+			for (size_t i = 0; i < vdir->children.n; i++) {
+				const char *name = vdir->children.item[i];
+				char p[PATH_MAX * 2];
+				snprintf(p, sizeof p, "%s/%s", str_eq(resolved, "/") ? "" : resolved, name);
+				struct vfs_node *c = strmap_get(&fs->vfs->nodes, p);
+				if (!c || c->type == VFS_HIDDEN)
+					continue;
+				enum fs_kind k = c->type == VFS_DIR ? FS_DIR : c->type == VFS_FILE ? FS_REGULAR : FS_OTHER;
+				if (!fn(ctx, name, k, c->type == VFS_LINK))
+					break;
+			}
+			return true;
+		}
+		if (!handled || (vdir && vdir->type != VFS_DIR))
+			vdir = NULL;
+		if (!vdir)
+			vdir = strmap_get(&fs->vfs->nodes, norm);
+	}
 	char hp[PATH_MAX * 2];
 	int err;
-	if (!host_path(fs, path, true, hp, sizeof hp, &err))
+	DIR *dir = NULL;
+	if (host_path(fs, path, true, hp, sizeof hp, &err))
+		dir = opendir(hp);
+	if (!dir && !vdir)
 		return false;
-	DIR *dir = opendir(hp);
+	if (vdir && vdir->type == VFS_DIR) {
+		/* an overlay directory: its own children first, then the disk's */
+		for (size_t i = 0; i < vdir->children.n; i++) {
+			const char *name = vdir->children.item[i];
+			char p[PATH_MAX * 2];
+			snprintf(p, sizeof p, "%s/%s", str_eq(norm, "/") ? "" : norm, name);
+			struct vfs_node *c = strmap_get(&fs->vfs->nodes, p);
+			if (!c || c->type == VFS_HIDDEN)
+				continue;
+			enum fs_kind k = c->type == VFS_DIR ? FS_DIR : c->type == VFS_FILE ? FS_REGULAR : FS_OTHER;
+			if (!fn(ctx, name, k, c->type == VFS_LINK)) {
+				if (dir)
+					closedir(dir);
+				return true;
+			}
+		}
+	}
 	if (!dir)
-		return false;
+		return true;
 	struct dirent *de;
 	while ((de = readdir(dir)) != NULL) {
 		if (str_eq(de->d_name, ".") || str_eq(de->d_name, ".."))
+			continue;
+		if (fs->vfs && !fs->vfs->exclusive && vfs_child_hidden_or_listed(fs, norm, de->d_name))
 			continue;
 		enum fs_kind kind = de->d_type == DT_DIR ? FS_DIR : de->d_type == DT_REG ? FS_REGULAR : FS_OTHER;
 		if (!fn(ctx, de->d_name, kind, de->d_type == DT_LNK))

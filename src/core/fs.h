@@ -17,12 +17,26 @@
 #define ABISCOPE_FS_H
 
 #include "core/diag.h"
+#include "core/vfs.h"
 #include <sys/types.h>
+
+/*
+ * An observer of every access (the snapshot builder records what an
+ * analysis reads, so that the snapshot holds exactly that).  Paths are
+ * absolute and normalised, as the caller named them.
+ */
+enum fs_access { FS_ACC_STAT, FS_ACC_PROBE, FS_ACC_MAP, FS_ACC_READ, FS_ACC_LIST };
+struct fs_recorder {
+	void (*note)(void *ctx, enum fs_access what, const char *path);
+	void *ctx;
+};
 
 struct fsview {
 	const char *root;	/* NULL or "" for the host file system */
 	size_t root_len;
 	char cwd[4096];		/* logical current directory */
+	struct vfs *vfs;	/* described files over (or instead of) the disk, or NULL */
+	struct fs_recorder *recorder;	/* NULL: nobody listens */
 };
 
 void fs_init(struct fsview *fs, const char *root);
@@ -74,6 +88,7 @@ struct mapped_file {
 	size_t len;
 	uint64_t dev, ino;
 	int64_t mtime;
+	bool borrowed;		/* the bytes belong to a vfs node: not unmapped */
 };
 
 /* Maps a regular file read-only.  Errors name the path. */

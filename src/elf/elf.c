@@ -350,6 +350,8 @@ static void read_dynamic_entries(struct arena *a, struct elf_file *ef, struct by
 		case DT_BIND_NOW: ef->dt_bind_now = true; break;
 		case DT_TEXTREL: ef->dt_textrel = true; break;
 		case DT_SYMBOLIC: ef->dt_symbolic = true; break;
+		case DT_ABISCOPE_HASHED: ef->hashed_names = true; break;
+		case DT_ABISCOPE_PARTIAL: ef->exports_unknown = true; break;
 		case DT_REL: r->rel = val; r->has_rel = true; break;
 		case DT_RELSZ: r->relsz = val; break;
 		case DT_RELENT: r->relent = val; break;

@@ -45,6 +45,11 @@ enum {
 	DF_1_ORIGIN_ = 0x80, DF_1_NODEFLIB_ = 0x800, DF_1_PIE_ = 0x08000000,
 };
 
+/* Marks an image synthesised from a snapshot (an OS-specific tag value). */
+#define DT_ABISCOPE_HASHED 0x6ab15c00
+/* ... whose exports were not recorded (only its name, needs and versions). */
+#define DT_ABISCOPE_PARTIAL 0x6ab15c01
+
 /* e_machine values abiscope names. */
 enum {
 	EM_386_ = 3, EM_ARM_ = 40, EM_X86_64_ = 62, EM_PPC64_ = 21, EM_S390_ = 22,
@@ -119,6 +124,10 @@ struct elf_file {
 	const char *soname, *rpath, *runpath;	/* NULL when absent */
 	uint64_t dt_flags, dt_flags_1;
 	bool dt_bind_now, dt_textrel, dt_symbolic;
+	/* An image abiscope synthesised from a snapshot: exported symbols are
+	 * named "#<16 hex digits of snap_name_hash(name)>" (DT_ABISCOPE_HASHED). */
+	bool hashed_names;
+	bool exports_unknown;	/* DT_ABISCOPE_PARTIAL */
 	struct bytes dynstr;
 
 	/* dynamic symbols */

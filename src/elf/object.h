@@ -50,6 +50,8 @@ struct file_probe {
 	uint8_t head[64];
 };
 
+struct ldso_facts;
+
 struct objcache {
 	struct arena *arena;
 	const struct fsview *fs;
@@ -59,6 +61,9 @@ struct objcache {
 	struct strmap dirs;	/* logical path -> (void *)1 dir, (void *)2 not a dir */
 	struct ptrvec all;	/* every object, in first-seen order */
 	uint64_t bytes_mapped;
+	/* The loader facts of a described host (a snapshot), used instead of
+	 * reading the loader binary and this CPU; NULL on a real system. */
+	const struct ldso_facts *preset_facts;
 	/* madvise(WILLNEED) the tables of large objects once parsed (default):
 	 * a cold page cache then reads them ahead all at once (~17% faster
 	 * cold on a PyTorch env, within noise warm; BENCHMARKS.md) */

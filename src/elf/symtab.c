@@ -103,19 +103,35 @@ struct reloc_machine {
 	uint32_t none, relative, irelative, jump_slot, copy;
 	uint32_t plt_class[6];	/* types glibc puts in ELF_RTYPE_CLASS_PLT; 0-terminated */
 	bool all_plt_class;	/* ppc64: every type is class PLT */
+	uint32_t glob_dat;	/* a class-normal type that names a symbol */
 };
 
 /* From glibc 2.36 sysdeps/<arch>/dl-machine.h elf_machine_type_class and
  * the ELF psABI relocation numbers. */
 static const struct reloc_machine reloc_machines[] = {
-	{ EM_X86_64_, 0, 8, 37, 7, 5, { 7, 16, 17, 18, 36, 0 }, false },
-	{ EM_386_, 0, 8, 42, 7, 5, { 7, 35, 36, 37, 14, 41 }, false },
-	{ EM_AARCH64_, 0, 1027, 1032, 1026, 1024, { 1026, 1028, 1029, 1030, 1031, 0 }, false },
-	{ EM_ARM_, 0, 23, 160, 22, 20, { 22, 17, 18, 19, 13, 0 }, false },
-	{ EM_S390_, 0, 12, 61, 11, 9, { 11, 54, 55, 56, 0, 0 }, false },
-	{ EM_RISCV_, 0, 3, 58, 5, 4, { 5, 7, 9, 11, 0, 0 }, false },
-	{ EM_PPC64_, 0, 22, 248, 21, 19, { 0 }, true },
+	{ EM_X86_64_, 0, 8, 37, 7, 5, { 7, 16, 17, 18, 36, 0 }, false, 6 },
+	{ EM_386_, 0, 8, 42, 7, 5, { 7, 35, 36, 37, 14, 41 }, false, 6 },
+	{ EM_AARCH64_, 0, 1027, 1032, 1026, 1024, { 1026, 1028, 1029, 1030, 1031, 0 }, false, 1025 },
+	{ EM_ARM_, 0, 23, 160, 22, 20, { 22, 17, 18, 19, 13, 0 }, false, 21 },
+	{ EM_S390_, 0, 12, 61, 11, 9, { 11, 54, 55, 56, 0, 0 }, false, 10 },
+	{ EM_RISCV_, 0, 3, 58, 5, 4, { 5, 7, 9, 11, 0, 0 }, false, 2 },
+	{ EM_PPC64_, 0, 22, 248, 21, 19, { 0 }, true, 38 },
 };
+
+bool elf_reloc_types(uint16_t machine, struct elf_reloc_types *t)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(reloc_machines); i++) {
+		const struct reloc_machine *rm = &reloc_machines[i];
+		if (rm->machine != machine)
+			continue;
+		t->jump_slot = rm->jump_slot;
+		t->copy = rm->copy;
+		t->normal = rm->all_plt_class ? rm->jump_slot : rm->glob_dat;
+		t->plt = rm->jump_slot;
+		return true;
+	}
+	return false;
+}
 
 static const struct reloc_machine *machine_of(uint16_t m)
 {
@@ -307,7 +323,7 @@ void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_ref
 	/* Processing order, once: a reference first deferred and later needed
 	 * at load time moved to that later place.  Orders are distinct. */
 	if (out->n > 1)
-		qsort(out->ref, out->n, sizeof *out->ref, by_order);
+		sort_items(out->ref, out->n, sizeof *out->ref, by_order);
 	for (size_t i = 0; i < out->n; i++) {
 		struct elf_symref *r = &out->ref[i];
 		r->name = elf_sym_name(ef, r->symidx);

@@ -64,6 +64,16 @@ struct elf_refs {
  */
 void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_refs *out);
 
+/* Relocation types that make a lookup of each class on a machine (the
+ * snapshot's ELF synthesiser writes them); false for machines not modelled. */
+struct elf_reloc_types {
+	uint32_t jump_slot;	/* deferrable inside the PLT range */
+	uint32_t copy;		/* RELOC_CLASS_COPY */
+	uint32_t normal;	/* RELOC_CLASS_NORMAL (GLOB_DAT) */
+	uint32_t plt;		/* RELOC_CLASS_PLT outside the PLT range */
+};
+bool elf_reloc_types(uint16_t machine, struct elf_reloc_types *t);
+
 /* Printable relocation type for explanations ("R_X86_64_GLOB_DAT"), or NULL. */
 const char *elf_reloc_type_name(uint16_t machine, uint32_t type);
 

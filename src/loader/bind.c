@@ -10,6 +10,7 @@
  * ("num_versions == 1").
  */
 #include "loader/internal.h"
+#include "host/snapshot.h"
 
 #define ALLOWED_STT                                                                  \
 	((1u << STT_NOTYPE_) | (1u << STT_OBJECT_) | (1u << STT_FUNC_) |              \
@@ -86,6 +87,8 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 	memset(res, 0, sizeof *res);
 	uint32_t sysv_hash = 0;
 	bool sysv_done = false;
+	char hashed[20] = "";
+	struct lmap *partial = NULL;
 	for (size_t s = 0; s < nscopes; s++) {
 		for (size_t i = 0; i < scope_n[s]; i++) {
 			struct lmap *m = scopes[s][i];
@@ -95,12 +98,27 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 			if (o->kind != OBJ_ELF || !o->elf_ok || !elf_has_hash_table(&o->elf))
 				continue;
 			const struct elf_file *ef = &o->elf;
-			if (!ef->has_gnu_hash && !sysv_done) {
-				sysv_hash = elf_sysv_hash(name);
-				sysv_done = true;
+			if (ef->exports_unknown && !partial)
+				partial = m;
+			const char *lname = name;
+			uint32_t lgnu = gnu_hash, lsysv;
+			if (ef->hashed_names) {
+				/* a snapshot's object: exports are named by their hash */
+				if (!hashed[0])
+					snprintf(hashed, sizeof hashed, "#%016llx",
+						 (unsigned long long)snap_name_hash(name));
+				lname = hashed;
+				lgnu = elf_gnu_hash(lname);
+				lsysv = elf_sysv_hash(lname);
+			} else {
+				if (!ef->has_gnu_hash && !sysv_done) {
+					sysv_hash = elf_sysv_hash(name);
+					sysv_done = true;
+				}
+				lsysv = sysv_hash;
 			}
 			struct elf_hash_iter it;
-			elf_hash_iter_init(&it, ef, name, gnu_hash, sysv_hash);
+			elf_hash_iter_init(&it, ef, lname, lgnu, lsysv);
 			if (it.done)
 				continue;	/* the bloom filter or an empty bucket said no */
 			const struct elf_vslot *vs;
@@ -112,7 +130,7 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 			while (elf_hash_iter_next(&it, &idx)) {
 				if (!elf_sym(ef, idx, &sym))
 					continue;
-				if (check_match(p, m, &sym, idx, name, ver, lclass, vs, nvs, &num_versions,
+				if (check_match(p, m, &sym, idx, lname, ver, lclass, vs, nvs, &num_versions,
 						&versioned, &assert_crash) == MATCH) {
 					found = idx;
 					have = true;
@@ -134,6 +152,11 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 				return true;
 			}
 		}
+	}
+	if (partial) {
+		res->map = partial;
+		res->assumed = true;
+		return true;
 	}
 	return false;
 }

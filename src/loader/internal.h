@@ -55,6 +55,8 @@ struct lookup_result {
 	struct lmap *map;
 	uint32_t symidx;
 	bool assert_crash;	/* glibc <= 2.40 would abort in check_match */
+	bool assumed;		/* not found, but map's exports are unknown (a partial
+				 * snapshot object): taken as defined there, a guess */
 };
 
 bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, uint32_t gnu_hash,

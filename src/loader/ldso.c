@@ -218,6 +218,12 @@ void ldso_facts_load(struct arena *a, struct objcache *oc, const char *interp, u
 		     bool is64, struct ldso_facts *f)
 {
 	memset(f, 0, sizeof *f);
+	const struct ldso_facts *pre = oc->preset_facts;
+	if (pre && pre->machine == machine && pre->is64 == is64) {
+		*f = *pre;
+		f->cache_query.ctx = f;
+		return;
+	}
 	f->machine = machine;
 	f->is64 = is64;
 	f->interp = interp ? interp : ldso_default_interp(machine, is64);

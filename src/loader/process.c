@@ -597,6 +597,11 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 		struct lookup_result res;
 		bool found = lookup_symbol(p, l, r->name, r->gnu_hash, hasver ? &ver : NULL,
 					   r->lookup_class, scopes, scope_n, 2, &res);
+		if (found && res.assumed) {
+			ptrvec_push(p->arena, &p->assumed,
+				    arena_printf(p->arena, "%s (%s)", r->name, res.map->path));
+			continue;
+		}
 		if (found && !res.assert_crash)
 			continue;
 		struct elf_sym sym;

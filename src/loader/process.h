@@ -155,6 +155,10 @@ struct process {
 	int sim_errno;
 	struct failure *startup_fail;	/* failures of the executable's own start */
 	size_t nstartup_fail;
+	/* Symbols taken as defined by a library a snapshot describes only by
+	 * name (its exports were not recorded): "symbol (library path)".  A
+	 * guess, for reports to label as one. */
+	struct ptrvec assumed;
 };
 
 struct dlopen_result {

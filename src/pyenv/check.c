@@ -658,7 +658,8 @@ static void prepare_gpu(struct check_ctx *x)
 	if (!any)
 		return;
 	struct gpu_probe probe;
-	cuda_host_complete(&s->arena, &s->fs, !o->no_driver && !fs_is_rooted(&s->fs), h, &probe);
+	bool described = s->fs.vfs && s->fs.vfs->exclusive;	/* a snapshot: its GPUs were given */
+	cuda_host_complete(&s->arena, &s->fs, !o->no_driver && !fs_is_rooted(&s->fs) && !described, h, &probe);
 	char buf[256] = "";
 	size_t n = 0;
 	for (size_t i = 0; i < h->ngpu; i++) {
@@ -854,6 +855,16 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 	record_mismatch(x);
 	namespace_shadow(x);
 	c->env_finding_end = s->findings.list.n;
+	/* bindings a snapshot could not settle (loader/process.h assumed) */
+	const struct ptrvec *as[2] = { &x->base.assumed, &x->torchp.assumed };
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < as[k]->n; i++) {
+			bool dup = false;
+			for (size_t j = 0; j < c->assumed.n && !dup; j++)
+				dup = str_eq(c->assumed.item[j], as[k]->item[i]);
+			if (!dup)
+				ptrvec_push(&s->arena, &c->assumed, as[k]->item[i]);
+		}
 	return ST_OK;
 }
 

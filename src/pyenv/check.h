@@ -72,6 +72,8 @@ struct env_check {
 	const char *python_problem;	/* why no process could be modelled, or NULL */
 	const char *process_exe;	/* the interpreter every load happens in (env's, or python3 on PATH) */
 	const char *driver_stub;	/* the stub standing for libcuda.so.1 (--assume-driver), or NULL */
+	struct ptrvec assumed;		/* "symbol (library)": bound by assumption on a snapshot
+					 * that describes the library by name only (a guess) */
 };
 
 /* Checks the environment (or folder or file) at path; NULL: the default env. */

@@ -1,0 +1,183 @@
+/*
+ * cmd_diff.c: `abiscope diff A B` - what differs between two hosts or two
+ * environments (snapshot files or environments of this machine), ordered by
+ * consequence: imports that change first, the root causes after.
+ */
+#include "cli/cli.h"
+#include "host/compare.h"
+
+static const char diff_help[] =
+	"usage: abiscope diff [options] A B\n"
+	"\n"
+	"Compares two hosts or environments.  A and B are snapshot files (abiscope\n"
+	"snapshot) or environments of this machine (a venv, a conda env, a prefix).\n"
+	"Each side's environment is checked where it lives; the report starts with\n"
+	"the imports that work on one side and fail on the other, then the symbols one\n"
+	"side's binaries use that the other side's libraries lack, then the driver,\n"
+	"GPUs, glibc, Python, torch and CUDA runtime, then libraries on one side only,\n"
+	"binaries that differ, and distribution versions.\n"
+	"\n"
+	"options:\n"
+	"  --root DIR         environments (not snapshot files) are under DIR\n"
+	"  --json             one JSON object on stdout\n"
+	"  --color WHEN       auto (default), always or never\n"
+	"  -v, --verbose      every line of every finding\n"
+	"\n"
+	"exit status: 0 no import changes, 1 an import or a used symbol differs,\n"
+	"2 usage error, 3 A or B could not be read\n";
+
+struct diff_cli {
+	const char *side[2];
+	size_t nside;
+	const char *root;
+	bool json, verbose;
+	enum color_mode color;
+};
+
+static int parse(int argc, char **argv, struct diff_cli *o)
+{
+	struct args a = { argc, argv, 1, false, "diff" };
+	bool err = false;
+	const char *v;
+	for (; a.i < argc; a.i++) {
+		const char *s = argv[a.i];
+		if (!a.no_more_options && str_eq(s, "--")) {
+			a.no_more_options = true;
+		} else if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
+			fputs(diff_help, stdout);
+			return -1;
+		} else if (arg_is(&a, "--json")) {
+			o->json = true;
+		} else if (arg_is(&a, "-v") || arg_is(&a, "--verbose")) {
+			o->verbose = true;
+		} else if (arg_value(&a, "--root", &v, &err)) {
+			o->root = v;
+		} else if (arg_value(&a, "--color", &v, &err)) {
+			if (!err && !parse_color(v, &o->color))
+				return usage_error("diff", "--color takes auto, always or never");
+		} else if (!a.no_more_options && s[0] == '-' && s[1]) {
+			return usage_error("diff", "unknown option %s", s);
+		} else if (o->nside == 2) {
+			return usage_error("diff", "two sides, A and B");
+		} else {
+			o->side[o->nside++] = s;
+		}
+		if (err)
+			return EXIT_USAGE;
+	}
+	if (o->nside != 2)
+		return usage_error("diff", "give two snapshots or environments (see --help)");
+	return 0;
+}
+
+static void side_text(const struct term *t, const char *tag, const struct host_side *h)
+{
+	const struct snapshot *s = h->snap;
+	fprintf(t->out, "%s%s%s  %s: %s %s", c_bold(t), tag, c_reset(t), h->name, s->env_kind ? s->env_kind : "",
+		s->env_root ? s->env_root : "");
+	if (s->py_major)
+		fprintf(t->out, ", Python %d.%d", s->py_major, s->py_minor);
+	if (s->torch_version)
+		fprintf(t->out, ", torch %s", s->torch_version);
+	fprintf(t->out, ", glibc %d.%d", s->glibc_major, s->glibc_minor);
+	if (s->driver)
+		fprintf(t->out, ", driver %s", s->driver);
+	if (h->check)
+		fprintf(t->out, "; %zu of %zu extension modules fail", h->check->nfail_ext, h->check->nextensions);
+	fputc('\n', t->out);
+}
+
+static void side_json(struct jw *w, const struct host_side *h)
+{
+	const struct snapshot *s = h->snap;
+	jw_obj_begin(w);
+	jw_kstr(w, "name", h->name);
+	jw_kstr(w, "host", s->label);
+	jw_kstr(w, "environment", s->env_root);
+	jw_kstr(w, "torch", s->torch_version);
+	char glibc[16];
+	snprintf(glibc, sizeof glibc, "%d.%d", s->glibc_major, s->glibc_minor);
+	jw_kstr(w, "glibc", glibc);
+	jw_kstr(w, "driver", s->driver);
+	if (h->check) {
+		jw_kint(w, "extension_modules", (int64_t)h->check->nextensions);
+		jw_kint(w, "failing", (int64_t)h->check->nfail_ext);
+	}
+	jw_obj_end(w);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct diff_cli o;
+	memset(&o, 0, sizeof o);
+	int rc = parse(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	struct scan s[2];
+	struct snapshot snap[2];
+	struct env_check chk[2];
+	struct host_side side[2];
+	struct capture_options co;
+	memset(&co, 0, sizeof co);
+	co.no_driver = true;	/* an environment of this machine: its driver is this one's */
+	int code = EXIT_OK;
+	size_t opened = 0;
+	for (size_t i = 0; i < 2; i++) {
+		scan_init(&s[i], snapshot_is_file(o.side[i]) ? NULL : o.root);
+		opened++;
+		struct diag d;
+		diag_clear(&d);
+		if (snapshot_open_side(&s[i], o.side[i], &co, &snap[i], &chk[i], &d) != ST_OK) {
+			fprintf(stderr, "abiscope diff: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
+			code = EXIT_UNREADABLE;
+			goto out;
+		}
+		side[i].snap = &snap[i];
+		side[i].check = &chk[i];
+		side[i].name = snapshot_is_file(o.side[i]) && snap[i].label ? snap[i].label : o.side[i];
+	}
+	if (str_eq(side[0].name, side[1].name)) {
+		side[0].name = o.side[0];
+		side[1].name = o.side[1];
+	}
+	struct findings fl;
+	findings_init(&fl, &s[0].arena);
+	struct compare_summary sum;
+	host_compare(&s[0].arena, &side[0], &side[1], &fl, &sum);
+	if (sum.import_changes || sum.broken_symbols)
+		code = EXIT_FAILS;
+	if (o.json) {
+		struct jw w;
+		jw_init(&w, stdout);
+		jw_obj_begin(&w);
+		jw_kstr(&w, "abiscope", ABISCOPE_VERSION);
+		jw_kstr(&w, "command", "diff");
+		jw_key(&w, "a");
+		side_json(&w, &side[0]);
+		jw_key(&w, "b");
+		side_json(&w, &side[1]);
+		jw_kint(&w, "import_changes", (int64_t)sum.import_changes);
+		jw_kint(&w, "broken_symbols", (int64_t)sum.broken_symbols);
+		jw_key(&w, "differences");
+		render_findings_json(&w, &fl);
+		jw_obj_end(&w);
+		jw_end(&w);
+	} else {
+		struct term t;
+		term_init(&t, stdout, o.color);
+		side_text(&t, "A", &side[0]);
+		side_text(&t, "B", &side[1]);
+		fputc('\n', t.out);
+		if (fl.list.n)
+			render_findings_text(&t, &fl, o.verbose);
+		else
+			fprintf(t.out, "no difference abiscope looks at\n");
+		fprintf(t.out, "%s%zu difference%s%s; imports that change: %zu; used symbols missing: %zu\n",
+			sum.import_changes || sum.broken_symbols ? c_red(&t) : "", sum.differences,
+			sum.differences == 1 ? "" : "s", c_reset(&t), sum.import_changes, sum.broken_symbols);
+	}
+out:
+	for (size_t i = 0; i < opened; i++)
+		scan_release(&s[i]);
+	return code;
+}

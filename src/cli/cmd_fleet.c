@@ -1,0 +1,232 @@
+/*
+ * cmd_fleet.c: `abiscope fleet` - which hosts of a fleet differ from the rest,
+ * and how, from their snapshots.
+ */
+#include "cli/cli.h"
+#include "host/fleet.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+static const char fleet_help[] =
+	"usage: abiscope fleet [options] SNAPSHOT|DIR...\n"
+	"\n"
+	"Groups hosts by everything a load depends on, from their snapshots (abiscope\n"
+	"snapshot; a DIR means every *.json and *.json.gz in it): glibc, driver, GPUs,\n"
+	"Python, torch, distribution versions, every ELF object of the environment\n"
+	"(by a digest of what the loader sees), and the imports that fail.  The\n"
+	"largest group is the baseline; every other group is listed with what\n"
+	"differs, imports that fail first.  docs/snapshot.md shows how to collect\n"
+	"snapshots with srun, pdsh, Ansible or a Kubernetes DaemonSet.\n"
+	"\n"
+	"options:\n"
+	"  --json             one JSON object on stdout\n"
+	"  --color WHEN       auto (default), always or never\n"
+	"  -v, --verbose      list every host of every group\n"
+	"\n"
+	"exit status: 0 every host alike, 1 some hosts differ, 2 usage error,\n"
+	"3 a snapshot could not be read (the others are still grouped)\n";
+
+struct fleet_cli {
+	struct ptrvec paths;
+	bool json, verbose;
+	enum color_mode color;
+};
+
+static bool snapshot_name(const char *name)
+{
+	return str_ends(name, ".json") || str_ends(name, ".json.gz");
+}
+
+static int cmp_str(const void *p, const void *q)
+{
+	return strcmp(*(const char *const *)p, *(const char *const *)q);
+}
+
+static void add_path(struct arena *a, struct ptrvec *out, const char *p)
+{
+	struct stat st;
+	if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(p);
+		if (!d) {
+			ptrvec_push(a, out, (void *)p);	/* reported when read */
+			return;
+		}
+		size_t first = out->n;
+		struct dirent *de;
+		while ((de = readdir(d)) != NULL)
+			if (de->d_name[0] != '.' && snapshot_name(de->d_name))
+				ptrvec_push(a, out, arena_printf(a, "%s/%s", p, de->d_name));
+		closedir(d);
+		if (out->n - first > 1)
+			sort_items(out->item + first, out->n - first, sizeof(void *), cmp_str);
+		return;
+	}
+	ptrvec_push(a, out, (void *)p);
+}
+
+static int parse(struct arena *ar, int argc, char **argv, struct fleet_cli *o)
+{
+	struct args a = { argc, argv, 1, false, "fleet" };
+	bool err = false;
+	const char *v;
+	for (; a.i < argc; a.i++) {
+		const char *s = argv[a.i];
+		if (!a.no_more_options && str_eq(s, "--")) {
+			a.no_more_options = true;
+		} else if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
+			fputs(fleet_help, stdout);
+			return -1;
+		} else if (arg_is(&a, "--json")) {
+			o->json = true;
+		} else if (arg_is(&a, "-v") || arg_is(&a, "--verbose")) {
+			o->verbose = true;
+		} else if (arg_value(&a, "--color", &v, &err)) {
+			if (!err && !parse_color(v, &o->color))
+				return usage_error("fleet", "--color takes auto, always or never");
+		} else if (!a.no_more_options && s[0] == '-' && s[1]) {
+			return usage_error("fleet", "unknown option %s", s);
+		} else {
+			add_path(ar, &o->paths, s);
+		}
+		if (err)
+			return EXIT_USAGE;
+	}
+	if (!o->paths.n)
+		return usage_error("fleet", "give snapshot files or folders of them (see --help)");
+	return 0;
+}
+
+static const char *host_name(const struct fleet_host *h)
+{
+	return h->sum.label ? h->sum.label : path_basename(h->path);
+}
+
+static void describe_text(const struct term *t, const struct snap_summary *s)
+{
+	fprintf(t->out, "glibc %s", s->glibc ? s->glibc : "?");
+	if (s->python)
+		fprintf(t->out, ", Python %s", s->python);
+	if (s->torch)
+		fprintf(t->out, ", torch %s", s->torch);
+	fprintf(t->out, ", driver %s", s->driver ? s->driver : "none");
+	if (s->gpus && s->gpus[0])
+		fprintf(t->out, ", GPUs %s", s->gpus);
+	fprintf(t->out, ", %zu distributions, %zu binaries", s->ndists, s->nobjects);
+	if (s->nfailing)
+		fprintf(t->out, ", %zu imports fail", s->nfailing);
+	fputc('\n', t->out);
+}
+
+static void members_text(const struct term *t, const struct fleet *f, const struct fleet_class *c, bool all)
+{
+	size_t show = all ? c->n : MIN(c->n, (size_t)6);
+	for (size_t i = 0; i < show; i++)
+		fprintf(t->out, "%s%s", i ? ", " : "", host_name(&f->host[c->member[i]]));
+	if (show < c->n)
+		fprintf(t->out, ", ... (%zu more)", c->n - show);
+}
+
+int cmd_fleet(int argc, char **argv)
+{
+	struct scan s;
+	scan_init(&s, NULL);
+	struct fleet_cli o;
+	memset(&o, 0, sizeof o);
+	int rc = parse(&s.arena, argc, argv, &o);
+	if (rc) {
+		scan_release(&s);
+		return rc < 0 ? EXIT_OK : rc;
+	}
+	struct fleet f;
+	memset(&f, 0, sizeof f);
+	f.host = arena_calloc(&s.arena, o.paths.n, sizeof *f.host);
+	struct ptrvec unreadable;
+	memset(&unreadable, 0, sizeof unreadable);
+	for (size_t i = 0; i < o.paths.n; i++) {
+		struct fleet_host *h = &f.host[f.nhost];
+		h->path = o.paths.item[i];
+		struct diag d;
+		diag_clear(&d);
+		if (snapshot_read_summary(&s.arena, h->path, &h->sum, &d) != ST_OK) {
+			ptrvec_push(&s.arena, &unreadable, arena_printf(&s.arena, "%s: %s", d.path, d.msg));
+			continue;
+		}
+		f.nhost++;
+	}
+	fleet_group(&s.arena, &f);
+	int code = unreadable.n ? EXIT_UNREADABLE : f.ncls > 1 ? EXIT_FAILS : EXIT_OK;
+	if (o.json) {
+		struct jw w;
+		jw_init(&w, stdout);
+		jw_obj_begin(&w);
+		jw_kstr(&w, "abiscope", ABISCOPE_VERSION);
+		jw_kstr(&w, "command", "fleet");
+		jw_kint(&w, "hosts", (int64_t)f.nhost);
+		jw_key(&w, "groups");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < f.ncls; i++) {
+			const struct fleet_class *c = &f.cls[i];
+			jw_obj_begin(&w);
+			jw_kbool(&w, "baseline", i == 0);
+			jw_key(&w, "hosts");
+			jw_arr_begin(&w);
+			for (size_t k = 0; k < c->n; k++)
+				jw_str(&w, host_name(&f.host[c->member[k]]));
+			jw_arr_end(&w);
+			jw_key(&w, "files");
+			jw_arr_begin(&w);
+			for (size_t k = 0; k < c->n; k++)
+				jw_str(&w, f.host[c->member[k]].path);
+			jw_arr_end(&w);
+			jw_key(&w, "differences");
+			jw_arr_begin(&w);
+			for (size_t k = 0; k < c->diffs.n; k++)
+				jw_str(&w, c->diffs.item[k]);
+			jw_arr_end(&w);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+		jw_key(&w, "unreadable");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < unreadable.n; i++)
+			jw_str(&w, unreadable.item[i]);
+		jw_arr_end(&w);
+		jw_obj_end(&w);
+		jw_end(&w);
+	} else {
+		struct term t;
+		term_init(&t, stdout, o.color);
+		fprintf(t.out, "%sfleet%s  %zu host%s, %zu group%s\n", c_bold(&t), c_reset(&t), f.nhost,
+			f.nhost == 1 ? "" : "s", f.ncls, f.ncls == 1 ? "" : "s");
+		if (f.ncls) {
+			const struct fleet_class *b = &f.cls[0];
+			fprintf(t.out, "\n%sbaseline%s (%zu host%s): ", c_bold(&t), c_reset(&t), b->n, b->n == 1 ? "" : "s");
+			members_text(&t, &f, b, o.verbose);
+			fprintf(t.out, "\n  ");
+			describe_text(&t, &f.host[b->member[0]].sum);
+		}
+		for (size_t i = 1; i < f.ncls; i++) {
+			const struct fleet_class *c = &f.cls[i];
+			fprintf(t.out, "\n%s%soutlier %zu%s (%zu host%s): ", c_bold(&t), c_yellow(&t), i, c_reset(&t), c->n,
+				c->n == 1 ? "" : "s");
+			members_text(&t, &f, c, o.verbose);
+			fputc('\n', t.out);
+			for (size_t k = 0; k < c->diffs.n; k++) {
+				const char *line = c->diffs.item[k];
+				bool severe = str_starts(line, "fails here only");
+				fprintf(t.out, "  %s%s%s\n", severe ? c_red(&t) : "", line, severe ? c_reset(&t) : "");
+			}
+			if (!c->diffs.n)
+				fprintf(t.out, "  (differs only in what the summary does not name)\n");
+		}
+		for (size_t i = 0; i < unreadable.n; i++)
+			fprintf(stderr, "abiscope fleet: %s\n", (const char *)unreadable.item[i]);
+		if (f.ncls > 1)
+			fprintf(t.out, "\n%zu of %zu hosts differ from the baseline\n", f.nhost - f.cls[0].n, f.nhost);
+		else if (f.nhost)
+			fprintf(t.out, "\nevery host is alike\n");
+	}
+	scan_release(&s);
+	return code;
+}

@@ -1,0 +1,160 @@
+/*
+ * cmd_snapshot.c: `abiscope snapshot` - describe this host and one of its
+ * environments in one file, for `check --host`, `diff` and `fleet` elsewhere.
+ */
+#include "cli/cli.h"
+#include "host/snapshot.h"
+#include "pyenv/check.h"
+
+#include <sys/stat.h>
+
+static const char snapshot_help[] =
+	"usage: abiscope snapshot [options] [ENV]\n"
+	"\n"
+	"Describes this machine's loader (glibc, default directories, ld.so.cache,\n"
+	"hwcaps), its NVIDIA driver and GPUs, and the Python environment ENV (default:\n"
+	"$VIRTUAL_ENV, $CONDA_PREFIX, then python3 on PATH) with every ELF object it can\n"
+	"load, in one JSON file.  Nothing is loaded or run; the file holds no symbol\n"
+	"names of libraries, only 64-bit hashes of what they export, and the names of\n"
+	"what they import.  Other machines then answer questions about this one:\n"
+	"  abiscope check --host FILE [PATH...]   would it import there\n"
+	"  abiscope diff FILE OTHER               what differs, ordered by consequence\n"
+	"  abiscope fleet FILE...                 which hosts differ from the rest\n"
+	"\n"
+	"options:\n"
+	"  -o, --output FILE  where to write (default: abiscope-snapshot-HOST.json.gz;\n"
+	"                     '-' for standard output); .gz is compressed\n"
+	"  --label NAME       the host's name in reports (default: its hostname)\n"
+	"  --full             describe every library ld.so.cache lists (larger); without\n"
+	"                     it, libraries no check loaded are kept by name, needs and\n"
+	"                     versions, and a symbol bound to one of them is a labelled guess\n"
+	"  --names            keep the names of what libraries export (larger): on the\n"
+	"                     described host, an undefined C++ symbol is then explained\n"
+	"                     against the provider's near misses, as it is here\n"
+	"  --python PATH      the interpreter whose environment to describe\n"
+	"  --no-driver        do not ask libcuda.so.1 for the GPUs\n"
+	"  --root DIR         describe the system under DIR (a container image)\n"
+	"  --json             print a JSON summary instead of text\n"
+	"\n"
+	"exit status: 0 written, 2 usage error, 3 ENV could not be read or FILE written\n";
+
+struct snapshot_cli {
+	const char *env, *out, *label, *python, *root;
+	bool full, no_driver, json, names;
+};
+
+static int parse(int argc, char **argv, struct snapshot_cli *o)
+{
+	struct args a = { argc, argv, 1, false, "snapshot" };
+	bool err = false;
+	const char *v;
+	for (; a.i < argc; a.i++) {
+		const char *s = argv[a.i];
+		if (!a.no_more_options && str_eq(s, "--")) {
+			a.no_more_options = true;
+		} else if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
+			fputs(snapshot_help, stdout);
+			return -1;
+		} else if (arg_is(&a, "--full")) {
+			o->full = true;
+		} else if (arg_is(&a, "--names")) {
+			o->names = true;
+		} else if (arg_is(&a, "--no-driver")) {
+			o->no_driver = true;
+		} else if (arg_is(&a, "--json")) {
+			o->json = true;
+		} else if (arg_value(&a, "--output", &v, &err) || arg_value(&a, "-o", &v, &err)) {
+			o->out = v;
+		} else if (arg_value(&a, "--label", &v, &err)) {
+			o->label = v;
+		} else if (arg_value(&a, "--python", &v, &err)) {
+			o->python = v;
+		} else if (arg_value(&a, "--root", &v, &err)) {
+			o->root = v;
+		} else if (!a.no_more_options && s[0] == '-' && s[1]) {
+			return usage_error("snapshot", "unknown option %s", s);
+		} else if (o->env) {
+			return usage_error("snapshot", "one environment at a time (run it once per environment)");
+		} else {
+			o->env = s;
+		}
+		if (err)
+			return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	struct snapshot_cli o;
+	memset(&o, 0, sizeof o);
+	int rc = parse(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	struct scan s;
+	scan_init(&s, o.root);
+	struct capture_options co = { o.python, o.full, o.no_driver, o.names, o.label };
+	struct snapshot snap;
+	struct env_check c;
+	struct diag d;
+	diag_clear(&d);
+	int code = EXIT_OK;
+	if (snapshot_capture(&s, o.env, &co, &snap, &c, &d) != ST_OK) {
+		fprintf(stderr, "abiscope snapshot: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
+		code = d.status == ST_NOT_FOUND ? EXIT_USAGE : EXIT_UNREADABLE;
+		goto out;
+	}
+	snap.abiscope = ABISCOPE_VERSION;
+	const char *out = o.out;
+	if (!out)
+		out = arena_printf(&s.arena, "abiscope-snapshot-%s.json.gz",
+				   snap.label ? snap.label : snap.hostname ? snap.hostname : "host");
+	if (snapshot_write(&snap, out, &d) != ST_OK) {
+		fprintf(stderr, "abiscope snapshot: %s: %s\n", d.path, d.msg);
+		code = EXIT_UNREADABLE;
+		goto out;
+	}
+	size_t nelf = 0, npartial = 0, ntext = 0;
+	for (size_t i = 0; i < snap.nfiles; i++) {
+		if (snap.files[i].type == SNAP_ELF) {
+			nelf++;
+			npartial += snap.files[i].elf->partial;
+		}
+		ntext += snap.files[i].type == SNAP_TEXT;
+	}
+	struct stat st;
+	long long bytes = str_eq(out, "-") || stat(out, &st) != 0 ? -1 : (long long)st.st_size;
+	FILE *tty = str_eq(out, "-") ? stderr : stdout;
+	if (o.json) {
+		struct jw w;
+		jw_init(&w, tty);
+		jw_obj_begin(&w);
+		jw_kstr(&w, "abiscope", ABISCOPE_VERSION);
+		jw_kstr(&w, "command", "snapshot");
+		jw_kstr(&w, "file", out);
+		jw_kint(&w, "bytes", bytes);
+		jw_kstr(&w, "host", snap.label);
+		jw_kstr(&w, "environment", snap.env_root);
+		jw_kint(&w, "files", (int64_t)snap.nfiles);
+		jw_kint(&w, "elf_objects", (int64_t)nelf);
+		jw_kint(&w, "described_by_name_only", (int64_t)npartial);
+		jw_kint(&w, "distributions", (int64_t)snap.ndists);
+		jw_obj_end(&w);
+		jw_end(&w);
+	} else {
+		fprintf(tty, "snapshot of %s: %s %s", snap.label ? snap.label : "this host",
+			snap.env_kind ? snap.env_kind : "environment", snap.env_root ? snap.env_root : "");
+		if (snap.torch_version)
+			fprintf(tty, ", torch %s", snap.torch_version);
+		fprintf(tty, ", glibc %d.%d", snap.glibc_major, snap.glibc_minor);
+		if (snap.driver)
+			fprintf(tty, ", driver %s", snap.driver);
+		fprintf(tty, "\n  %zu files: %zu ELF objects (%zu by name only), %zu text files; %zu distributions\n",
+			snap.nfiles, nelf, npartial, ntext, snap.ndists);
+		if (bytes >= 0)
+			fprintf(tty, "  written to %s (%.1f MB)\n", out, (double)bytes / 1e6);
+	}
+out:
+	scan_release(&s);
+	return code;
+}

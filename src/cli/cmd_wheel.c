@@ -1,0 +1,299 @@
+/*
+ * cmd_wheel.c: `abiscope wheel FILE.whl` - would installing this wheel work
+ * in this environment, and what would it break: pip's tag check, then the
+ * environment checked as it is and as it would be with the wheel installed
+ * (in memory, see pyenv/wheel.h), new failures first.
+ */
+#include "cli/cli.h"
+#include "pyenv/check.h"
+#include "pyenv/wheel.h"
+
+static const char wheel_help[] =
+	"usage: abiscope wheel [options] FILE.whl\n"
+	"\n"
+	"Says whether a wheel would install and import in a Python environment, before\n"
+	"installing it: pip's tag check (Python version, ABI, manylinux glibc level,\n"
+	"architecture), then every extension module of the environment checked as it\n"
+	"is and as it would be after `pip install FILE.whl` (the wheel replaces the\n"
+	"installed distribution of the same name).  Nothing is extracted or written:\n"
+	"the wheel's members are read from the archive in memory.\n"
+	"\n"
+	"options:\n"
+	"  --env PATH         the environment (default: $VIRTUAL_ENV, $CONDA_PREFIX,\n"
+	"                     then python3 on PATH)\n"
+	"  --python PATH      the interpreter whose environment to use\n"
+	"  --root DIR         the environment is in the file system under DIR\n"
+	"  --json             one JSON object on stdout\n"
+	"  --color WHEN       auto (default), always or never\n"
+	"  -v, --verbose      also list what keeps working\n"
+	"\n"
+	"exit status: 0 it installs and nothing breaks, 1 pip would refuse it, one of\n"
+	"its modules would not import, or it breaks another; 2 usage error; 3 the\n"
+	"wheel or the environment could not be read\n";
+
+struct wheel_cli {
+	const char *file, *env, *python, *root;
+	bool json, verbose;
+	enum color_mode color;
+};
+
+static int parse(int argc, char **argv, struct wheel_cli *o)
+{
+	struct args a = { argc, argv, 1, false, "wheel" };
+	bool err = false;
+	const char *v;
+	for (; a.i < argc; a.i++) {
+		const char *s = argv[a.i];
+		if (!a.no_more_options && str_eq(s, "--")) {
+			a.no_more_options = true;
+		} else if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
+			fputs(wheel_help, stdout);
+			return -1;
+		} else if (arg_is(&a, "--json")) {
+			o->json = true;
+		} else if (arg_is(&a, "-v") || arg_is(&a, "--verbose")) {
+			o->verbose = true;
+		} else if (arg_value(&a, "--env", &v, &err)) {
+			o->env = v;
+		} else if (arg_value(&a, "--root", &v, &err)) {
+			o->root = v;
+		} else if (arg_value(&a, "--python", &v, &err)) {
+			o->python = v;
+		} else if (arg_value(&a, "--color", &v, &err)) {
+			if (!err && !parse_color(v, &o->color))
+				return usage_error("wheel", "--color takes auto, always or never");
+		} else if (!a.no_more_options && s[0] == '-' && s[1]) {
+			return usage_error("wheel", "unknown option %s", s);
+		} else if (o->file) {
+			return usage_error("wheel", "one wheel at a time");
+		} else {
+			o->file = s;
+		}
+		if (err)
+			return EXIT_USAGE;
+	}
+	if (!o->file)
+		return usage_error("wheel", "give the wheel file (see --help)");
+	return 0;
+}
+
+static const char *verdict_key(struct arena *a, const struct module_verdict *v)
+{
+	(void)a;
+	return v->io->module ? v->io->module : v->io->path;
+}
+
+static bool placed_by_wheel(const struct ptrvec *placed, const char *path)
+{
+	for (size_t i = 0; i < placed->n; i++)
+		if (str_eq(placed->item[i], path))
+			return true;
+	return false;
+}
+
+/* The target of pip's tag check: the interpreter's version, glibc, machine. */
+static void target_of(struct scan *s, const struct env_check *c, struct wheel_target *tg)
+{
+	memset(tg, 0, sizeof *tg);
+	tg->py_major = c->env.py_major;
+	tg->py_minor = c->env.py_minor;
+	if (!c->env.python)
+		return;
+	struct diag d;
+	diag_clear(&d);
+	struct object *po = objcache_get(&s->objs, c->env.python, &d);
+	if (!po || po->kind != OBJ_ELF || !po->elf_ok)
+		return;
+	struct ldso_facts f;
+	ldso_facts_load(&s->arena, &s->objs, po->elf.interp, po->elf.machine, po->elf.is64, &f);
+	tg->glibc_major = f.glibc_major;
+	tg->glibc_minor = f.glibc_minor;
+	tg->arch = po->elf.machine == EM_X86_64_ ? "x86_64" : elf_machine_name(po->elf.machine);
+}
+
+struct change {
+	const struct module_verdict *before, *after;
+};
+
+static void print_verdict(struct scan *s, const struct term *t, const struct module_verdict *v, bool verbose)
+{
+	fprintf(t->out, "   %s%s%s  %s\n", v->state == V_OK ? c_green(t) : c_red(t),
+		v->io->module ? v->io->module : path_basename(v->io->path), c_reset(t),
+		v->state == V_OK ? "imports" : v->state == V_FAILS ? "would fail to import" : "not checked");
+	if (v->state == V_FAILS) {
+		if (v->dlerror)
+			fprintf(t->out, "      ImportError: %s\n", v->dlerror);
+		render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
+	}
+}
+
+int cmd_wheel(int argc, char **argv)
+{
+	struct wheel_cli o;
+	memset(&o, 0, sizeof o);
+	int rc = parse(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	struct scan before, after;
+	scan_init(&before, o.root);
+	scan_init(&after, o.root);
+	struct wheel w;
+	memset(&w, 0, sizeof w);
+	int code = EXIT_OK;
+	struct diag d;
+	diag_clear(&d);
+	if (wheel_open(&after.arena, o.file, &w, &d) != ST_OK) {
+		fprintf(stderr, "abiscope wheel: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
+		code = d.status == ST_IO ? EXIT_UNREADABLE : EXIT_FAILS;
+		if (d.status != ST_IO)
+			code = EXIT_UNREADABLE;
+		goto out;
+	}
+	struct check_options co;
+	memset(&co, 0, sizeof co);
+	co.python = o.python;
+	co.path_env = o.root ? NULL : getenv("PATH");
+	co.ld_library_path = o.root ? NULL : getenv("LD_LIBRARY_PATH");
+	struct env_check cb, ca;
+	if (check_env(&before, o.env, &co, &cb, &d) != ST_OK) {
+		fprintf(stderr, "abiscope wheel: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
+		code = EXIT_UNREADABLE;
+		goto out;
+	}
+	/* pip's tag check */
+	struct wheel_target tg;
+	target_of(&before, &cb, &tg);
+	bool tag_ok = false;
+	const char *why_not = NULL;
+	for (size_t i = 0; i < w.ntag && !tag_ok; i++) {
+		const char *why;
+		tag_ok = wheel_tag_supported(&after.arena, &w.tag[i], &tg, &why);
+		if (!why_not)
+			why_not = why;
+	}
+	/* what it replaces, and the environment with it installed */
+	const char *name = w.meta_name ? w.meta_name : w.name;
+	const struct dist *replaced = strmap_get(&cb.inv.dists.by_norm, dist_normalize(&before.arena, name));
+	const char *site = cb.env.nsite ? cb.env.site[0] : NULL;
+	if (!site) {
+		fprintf(stderr, "abiscope wheel: %s has no site-packages to install into\n", cb.env.root);
+		code = EXIT_UNREADABLE;
+		goto out;
+	}
+	struct ptrvec placed;
+	memset(&placed, 0, sizeof placed);
+	if (wheel_install_overlay(&after, &w, site, cb.env.root, replaced, &placed, &d) != ST_OK ||
+	    check_env(&after, cb.env.root, &co, &ca, &d) != ST_OK) {
+		fprintf(stderr, "abiscope wheel: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
+		code = EXIT_UNREADABLE;
+		goto out;
+	}
+	/* compare */
+	struct strmap was;
+	memset(&was, 0, sizeof was);
+	for (size_t i = 0; i < cb.nv; i++)
+		strmap_put(&before.arena, &was, verdict_key(&before.arena, &cb.v[i]), &cb.v[i]);
+	struct ptrvec own, broken, fixed;
+	memset(&own, 0, sizeof own);
+	memset(&broken, 0, sizeof broken);
+	memset(&fixed, 0, sizeof fixed);
+	size_t own_fail = 0;
+	for (size_t i = 0; i < ca.nv; i++) {
+		const struct module_verdict *v = &ca.v[i];
+		if (!v->io->is_extension && v->state == V_OK)
+			continue;
+		if (placed_by_wheel(&placed, v->io->path)) {
+			ptrvec_push(&after.arena, &own, (void *)v);
+			own_fail += v->state == V_FAILS;
+			continue;
+		}
+		const struct module_verdict *b = strmap_get(&was, verdict_key(&after.arena, v));
+		if (v->state == V_FAILS && (!b || b->state == V_OK))
+			ptrvec_push(&after.arena, &broken, (void *)v);
+		else if (v->state == V_OK && b && b->state == V_FAILS)
+			ptrvec_push(&after.arena, &fixed, (void *)v);
+	}
+	if (!tag_ok || own_fail || broken.n)
+		code = EXIT_FAILS;
+	if (o.json) {
+		struct jw j;
+		jw_init(&j, stdout);
+		jw_obj_begin(&j);
+		jw_kstr(&j, "abiscope", ABISCOPE_VERSION);
+		jw_kstr(&j, "command", "wheel");
+		jw_kstr(&j, "wheel", w.path);
+		jw_kstr(&j, "name", name);
+		jw_kstr(&j, "version", w.meta_version ? w.meta_version : w.version);
+		jw_kstr(&j, "environment", cb.env.root);
+		jw_kstr(&j, "replaces", replaced ? replaced->version : NULL);
+		jw_kbool(&j, "tags_supported", tag_ok);
+		jw_kstr(&j, "tags_problem", tag_ok ? NULL : why_not);
+		jw_kbool(&j, "ok", code == EXIT_OK);
+		const struct ptrvec *lists[3] = { &own, &broken, &fixed };
+		const char *keys[3] = { "modules", "breaks", "fixes" };
+		for (int k = 0; k < 3; k++) {
+			jw_key(&j, keys[k]);
+			jw_arr_begin(&j);
+			for (size_t i = 0; i < lists[k]->n; i++) {
+				const struct module_verdict *v = lists[k]->item[i];
+				jw_obj_begin(&j);
+				jw_kstr(&j, "module", v->io->module);
+				jw_kstr(&j, "path", v->io->path);
+				jw_kbool(&j, "imports", v->state == V_OK);
+				jw_kstr(&j, "error", v->dlerror);
+				jw_key(&j, "findings");
+				jw_arr_begin(&j);
+				for (size_t f = v->finding_first; f < v->finding_end; f++)
+					render_finding_json(&j, findings_at(&after.findings, f));
+				jw_arr_end(&j);
+				jw_obj_end(&j);
+			}
+			jw_arr_end(&j);
+		}
+		jw_obj_end(&j);
+		jw_end(&j);
+		goto out;
+	}
+	struct term t;
+	term_init(&t, stdout, o.color);
+	fprintf(t.out, "%swheel%s        %s %s", c_bold(&t), c_reset(&t), name, w.meta_version ? w.meta_version : w.version);
+	fprintf(t.out, " (");
+	for (size_t i = 0; i < w.ntag && i < 4; i++)
+		fprintf(t.out, "%s%s-%s-%s", i ? ", " : "", w.tag[i].python, w.tag[i].abi, w.tag[i].platform);
+	fprintf(t.out, "%s)\n", w.ntag > 4 ? ", ..." : "");
+	fprintf(t.out, "%senvironment%s  %s %s", c_bold(&t), c_reset(&t), pyenv_kind_name(cb.env.kind), cb.env.root);
+	if (cb.env.py_major)
+		fprintf(t.out, " (Python %d.%d, glibc %d.%d)", cb.env.py_major, cb.env.py_minor, tg.glibc_major,
+			tg.glibc_minor);
+	fputc('\n', t.out);
+	if (replaced)
+		fprintf(t.out, "%sreplaces%s     %s %s\n", c_bold(&t), c_reset(&t), replaced->name, replaced->version);
+	fprintf(t.out, "%stags%s         %s%s%s\n", c_bold(&t), c_reset(&t), tag_ok ? c_green(&t) : c_red(&t),
+		tag_ok ? "supported" : why_not ? why_not : "not supported", c_reset(&t));
+	if (!tag_ok)
+		fprintf(t.out, "             pip would refuse it: \"%s is not a supported wheel on this platform\"\n",
+			path_basename(w.path));
+	fprintf(t.out, "\n%sits extension modules%s (%zu)\n", c_bold(&t), c_reset(&t), own.n);
+	for (size_t i = 0; i < own.n; i++)
+		print_verdict(&after, &t, own.item[i], o.verbose);
+	if (broken.n) {
+		fprintf(t.out, "\n%s%sbreaks%s (%zu that import today)\n", c_bold(&t), c_red(&t), c_reset(&t), broken.n);
+		for (size_t i = 0; i < broken.n; i++)
+			print_verdict(&after, &t, broken.item[i], o.verbose);
+	}
+	if (fixed.n) {
+		fprintf(t.out, "\n%sfixes%s (%zu that fail today)\n", c_bold(&t), c_reset(&t), fixed.n);
+		for (size_t i = 0; i < fixed.n; i++)
+			print_verdict(&after, &t, fixed.item[i], o.verbose);
+	}
+	fprintf(t.out, "\n%s%s%s: ", code ? c_red(&t) : c_green(&t), code ? "FAIL" : "OK", c_reset(&t));
+	if (!tag_ok)
+		fprintf(t.out, "pip would refuse the wheel; ");
+	fprintf(t.out, "%zu of %zu of its modules would fail, %zu other module%s would break, %zu would be fixed\n",
+		own_fail, own.n, broken.n, broken.n == 1 ? "" : "s", fixed.n);
+out:
+	wheel_close(&w);
+	scan_release(&after);
+	scan_release(&before);
+	return code;
+}

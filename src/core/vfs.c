@@ -1,0 +1,280 @@
+#include "core/vfs.h"
+
+#include <errno.h>
+#include <limits.h>
+
+#define VFS_MAX_LINKS 40
+
+void vfs_init(struct vfs *v, struct arena *a, bool exclusive)
+{
+	memset(v, 0, sizeof *v);
+	v->arena = a;
+	v->exclusive = exclusive;
+	v->next_ino = 1;
+	struct vfs_node *root = arena_alloc(a, sizeof *root);
+	root->path = "/";
+	root->type = VFS_DIR;
+	root->ino = v->next_ino++;
+	root->mode = 0755;
+	strmap_put(a, &v->nodes, root->path, root);
+}
+
+static void parent_of(const char *path, char *out, size_t outsz)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash || slash == path)
+		snprintf(out, outsz, "/");
+	else
+		snprintf(out, outsz, "%.*s", (int)(slash - path), path);
+}
+
+static struct vfs_node *ensure_dir(struct vfs *v, const char *path);
+
+static struct vfs_node *add_node(struct vfs *v, const char *path, enum vfs_type type)
+{
+	struct vfs_node *n = strmap_get(&v->nodes, path);
+	if (n) {
+		n->type = type;
+		return n;
+	}
+	char parent[PATH_MAX];
+	parent_of(path, parent, sizeof parent);
+	struct vfs_node *p = ensure_dir(v, parent);
+	n = arena_alloc(v->arena, sizeof *n);
+	n->path = arena_strdup(v->arena, path);
+	n->type = type;
+	n->ino = v->next_ino++;
+	n->mode = type == VFS_DIR ? 0755 : 0644;
+	strmap_put(v->arena, &v->nodes, n->path, n);
+	if (p)
+		ptrvec_push(v->arena, &p->children, (void *)(strrchr(n->path, '/') + 1));
+	return n;
+}
+
+static struct vfs_node *ensure_dir(struct vfs *v, const char *path)
+{
+	struct vfs_node *n = strmap_get(&v->nodes, path);
+	if (n && n->type == VFS_HIDDEN) {
+		/* a folder removed and made again (a reinstall): what is added
+		 * now is there, the old contents stay hidden one by one */
+		n->type = VFS_DIR;
+		n->ino = v->next_ino++;
+		n->mode = 0755;
+	}
+	if (n)
+		return n;
+	return add_node(v, path, VFS_DIR);
+}
+
+struct vfs_node *vfs_add_file(struct vfs *v, const char *path, const uint8_t *data, size_t len)
+{
+	struct vfs_node *n = add_node(v, path, VFS_FILE);
+	n->data = data;
+	n->len = len;
+	n->loaded = true;
+	return n;
+}
+
+struct vfs_node *vfs_add_lazy(struct vfs *v, const char *path, size_t len, vfs_load_fn load, void *ctx)
+{
+	struct vfs_node *n = add_node(v, path, VFS_FILE);
+	n->len = len;
+	n->load = load;
+	n->ctx = ctx;
+	n->loaded = false;
+	return n;
+}
+
+struct vfs_node *vfs_add_link(struct vfs *v, const char *path, const char *target)
+{
+	struct vfs_node *n = add_node(v, path, VFS_LINK);
+	n->target = arena_strdup(v->arena, target);
+	return n;
+}
+
+struct vfs_node *vfs_add_dir(struct vfs *v, const char *path)
+{
+	return ensure_dir(v, path);
+}
+
+struct vfs_node *vfs_add_same(struct vfs *v, const char *path, const char *target)
+{
+	struct vfs_node *t = strmap_get(&v->nodes, target);
+	if (!t || t->type != VFS_FILE || t->same)
+		return NULL;
+	struct vfs_node *n = add_node(v, path, VFS_FILE);
+	n->same = t;
+	return n;
+}
+
+void vfs_hide(struct vfs *v, const char *path)
+{
+	struct vfs_node *n = strmap_get(&v->nodes, path);
+	if (!n) {
+		n = arena_alloc(v->arena, sizeof *n);
+		n->path = arena_strdup(v->arena, path);
+		strmap_put(v->arena, &v->nodes, n->path, n);
+	}
+	n->type = VFS_HIDDEN;
+}
+
+void vfs_passthrough(struct vfs *v, const char *prefix)
+{
+	ptrvec_push(v->arena, &v->passthrough, arena_strdup(v->arena, prefix));
+}
+
+static bool passthrough(const struct vfs *v, const char *path)
+{
+	for (size_t i = 0; i < v->passthrough.n; i++) {
+		const char *p = v->passthrough.item[i];
+		size_t n = strlen(p);
+		if (strncmp(path, p, n) == 0 && (path[n] == '\0' || path[n] == '/' || (n && p[n - 1] == '/')))
+			return true;
+	}
+	return false;
+}
+
+/* True when a folder above path was hidden (an uninstalled package's). */
+static bool hidden_ancestor(const struct vfs *v, const char *path)
+{
+	char cur[PATH_MAX];
+	snprintf(cur, sizeof cur, "%s", path);
+	for (;;) {
+		char *slash = strrchr(cur, '/');
+		if (!slash || slash == cur)
+			return false;
+		*slash = '\0';
+		const struct vfs_node *n = strmap_get(&v->nodes, cur);
+		if (n)
+			return n->type == VFS_HIDDEN;	/* the nearest node decides */
+	}
+}
+
+struct vfs_node *vfs_resolve(const struct vfs *v, const char *path, bool follow_last, int *err,
+			     bool *handled, char *resolved, size_t rsz)
+{
+	*handled = false;
+	*err = 0;
+	if (path[0] != '/')
+		return NULL;
+	if (!v->exclusive) {
+		/* an overlay: only paths it has (after its own links) are its business */
+		struct vfs_node *n = strmap_get(&v->nodes, path);
+		if (n && n->type == VFS_HIDDEN) {
+			*handled = true;
+			*err = ENOENT;
+			return NULL;
+		}
+		if (!n && hidden_ancestor(v, path)) {
+			*handled = true;
+			*err = ENOENT;
+			return NULL;
+		}
+		if (!n || (n->type == VFS_DIR && !n->children.n))
+			return NULL;
+		if (n->type == VFS_LINK && follow_last) {
+			char next[PATH_MAX * 2 + 2];
+			if (n->target[0] == '/') {
+				snprintf(next, sizeof next, "%s", n->target);
+			} else {
+				char parent[PATH_MAX];
+				parent_of(path, parent, sizeof parent);
+				snprintf(next, sizeof next, "%s/%s", str_eq(parent, "/") ? "" : parent, n->target);
+			}
+			return vfs_resolve(v, next, true, err, handled, resolved, rsz);
+		}
+		*handled = true;
+		if (resolved)
+			snprintf(resolved, rsz, "%s", path);
+		return n->same ? n->same : n;
+	}
+	if (passthrough(v, path))
+		return NULL;
+	*handled = true;
+	/* exclusive: walk component by component, following links */
+	char todo[PATH_MAX * 2], done[PATH_MAX];
+	snprintf(todo, sizeof todo, "%s", path);
+	snprintf(done, sizeof done, "/");
+	int links = 0;
+	char *rest = todo;
+	struct vfs_node *cur = strmap_get(&v->nodes, "/");
+	while (*rest) {
+		while (*rest == '/')
+			rest++;
+		if (!*rest)
+			break;
+		char *e = strchr(rest, '/');
+		size_t n = e ? (size_t)(e - rest) : strlen(rest);
+		char comp[NAME_MAX + 1];
+		if (n > NAME_MAX) {
+			*err = ENAMETOOLONG;
+			return NULL;
+		}
+		memcpy(comp, rest, n);
+		comp[n] = '\0';
+		rest += n;
+		bool last = true;
+		for (const char *q = rest; *q; q++)
+			if (*q != '/') {
+				last = false;
+				break;
+			}
+		if (str_eq(comp, "."))
+			continue;
+		if (str_eq(comp, "..")) {
+			char up[PATH_MAX];
+			parent_of(done, up, sizeof up);
+			snprintf(done, sizeof done, "%s", up);
+			cur = strmap_get(&v->nodes, done);
+			continue;
+		}
+		char cand[PATH_MAX + NAME_MAX + 2];
+		snprintf(cand, sizeof cand, "%s/%s", str_eq(done, "/") ? "" : done, comp);
+		struct vfs_node *nd = strmap_get(&v->nodes, cand);
+		if (!nd || nd->type == VFS_HIDDEN) {
+			*err = last ? ENOENT : ENOENT;
+			return NULL;
+		}
+		if (nd->type == VFS_LINK && (!last || follow_last)) {
+			if (++links > VFS_MAX_LINKS) {
+				*err = ELOOP;
+				return NULL;
+			}
+			char next[PATH_MAX * 2];
+			if (nd->target[0] == '/') {
+				snprintf(next, sizeof next, "%s%s", nd->target, rest);
+				snprintf(done, sizeof done, "/");
+			} else {
+				snprintf(next, sizeof next, "%s%s", nd->target, rest);
+			}
+			snprintf(todo, sizeof todo, "%s", next);
+			rest = todo;
+			continue;
+		}
+		if (!last && nd->type != VFS_DIR) {
+			*err = ENOTDIR;
+			return NULL;
+		}
+		if (strlen(cand) >= sizeof done) {
+			*err = ENAMETOOLONG;
+			return NULL;
+		}
+		memcpy(done, cand, strlen(cand) + 1);
+		cur = nd;
+	}
+	if (resolved)
+		snprintf(resolved, rsz, "%s", done);
+	return cur && cur->same ? cur->same : cur;
+}
+
+enum status vfs_data(struct vfs_node *n, struct diag *d)
+{
+	if (n->loaded)
+		return ST_OK;
+	if (!n->load)
+		return diag_set(d, ST_IO, n->path, DIAG_NO_OFFSET, "no data");
+	enum status st = n->load(n->ctx, n, d);
+	if (st == ST_OK)
+		n->loaded = true;
+	return st;
+}

@@ -1,0 +1,47 @@
+/*
+ * compare.h: what differs between two hosts (or two environments), ordered
+ * by consequence, as findings.
+ *
+ * The order is the order of what an engineer must know first:
+ *   1. imports that work on one side and fail on the other (from the
+ *      checks run on each side), with the failing side's error;
+ *   2. exported symbols one side's binaries use that the other side's
+ *      library no longer exports (A's binaries would break on B);
+ *   3. the driver, the GPUs, glibc, the Python version, torch and its CUDA
+ *      build, the CUDA runtime majors present;
+ *   4. libraries (by SONAME) on one side only, binaries that differ under
+ *      one distribution version (copied or rebuilt in place);
+ *   5. distribution versions added, removed or changed.
+ * Ids are diff-* (docs/findings.md).  Objects are paired by their path
+ * relative to the environment's site directory (or root), so two hosts with
+ * the venv in different places compare.  Everything lives in arena a.
+ */
+#ifndef ABISCOPE_HOST_COMPARE_H
+#define ABISCOPE_HOST_COMPARE_H
+
+#include "host/snapshot.h"
+#include "pyenv/check.h"
+
+struct host_side {
+	const char *name;		/* how reports call it: a label or the path given */
+	const struct snapshot *snap;
+	const struct env_check *check;	/* its verdicts, or NULL */
+};
+
+struct compare_summary {
+	size_t import_changes;		/* imports that work on one side only */
+	size_t broken_symbols;		/* used exports missing on the other side */
+	size_t differences;		/* every finding added */
+};
+
+void host_compare(struct arena *a, const struct host_side *x, const struct host_side *y,
+		  struct findings *fl, struct compare_summary *sum);
+
+/* The key an object is paired by: "site/<rel>", "env/<rel>" or its path. */
+const char *host_object_key(struct arena *a, const struct snapshot *snap, const char *path);
+
+/* A digest of what the loader sees of an object (names, needs, versions,
+ * exports, references): equal digests load and bind alike. */
+uint64_t host_elf_digest(const struct snap_elf *e);
+
+#endif

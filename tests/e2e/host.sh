@@ -1,0 +1,210 @@
+#!/bin/sh
+# abiscope snapshot / check --host / diff / fleet on simulated hosts.
+#
+# Two environments are built from C++ source: "A" has torch 2.9.0+cu128
+# (c10_cuda_check_implementation(int line), libcudart.so.12 in the CUDA 12
+# wheel layout) and "B" torch 2.10.0+cu130 (unsigned line, libcudart.so.13
+# in nvidia/cu13).  Each has an extension built against torch 2.9, so it
+# imports on A and fails on B.  A fleet of 22 snapshots is 20 of A, one of A
+# whose driver line was edited (a host with another driver: there is no GPU
+# here to take it from), and one of B.
+. "$(dirname "$0")/lib.sh"
+fixture_dir host
+CXX=${CXX:-c++}
+pybin=$(command -v python3)
+
+# env NAME TORCH_VERSION CUDA_MAJOR LINE_TYPE CUDART_DIR
+make_env() {
+	name=$1 tv=$2 cu=$3 ltype=$4 cdir=$5
+	E=$FX/$name
+	SP=$E/lib/python3.11/site-packages
+	mkdir -p "$E/bin" "$SP/torch/lib" "$SP/$cdir" "$SP/myext"
+	ln -sf "$pybin" "$E/bin/python3"
+	printf 'home = %s\ninclude-system-site-packages = false\nversion = 3.11.2\n' "$(dirname "$pybin")" >"$E/pyvenv.cfg"
+	printf 'int cudaRuntimeGetVersion(int *v){*v=%s000;return 0;}\n' "$cu" >"$FX/cudart$cu.c"
+	$CC -shared -fPIC -o "$SP/$cdir/libcudart.so.$cu" "$FX/cudart$cu.c" -Wl,-soname,libcudart.so.$cu
+	cat >"$FX/c10_$name.cpp" <<C
+namespace c10 { namespace cuda {
+void c10_cuda_check_implementation(int e, const char *f, const char *fn, $ltype line, bool a)
+{ (void)e; (void)f; (void)fn; (void)line; (void)a; }
+int device_count() { return 0; }
+} }
+C
+	$CXX -shared -fPIC -o "$SP/torch/lib/libc10.so" "$FX/c10_$name.cpp" -Wl,-soname,libc10.so
+	printf 'namespace c10 { namespace cuda { int device_count(); } }\nextern "C" int PyInit__C(void) { return c10::cuda::device_count(); }\n' >"$FX/C.cpp"
+	$CXX -shared -fPIC -o "$SP/torch/_C.cpython-311-x86_64-linux-gnu.so" "$FX/C.cpp" -L"$SP/torch/lib" -lc10 \
+		-Wl,--disable-new-dtags,-rpath,'$ORIGIN/lib'
+	printf '__version__ = "%s"\ncuda = "%s.0"\n' "$tv" "$cu" >"$SP/torch/version.py"
+	printf 'from .version import __version__\n' >"$SP/torch/__init__.py"
+	# the extension, built against torch 2.9 (int line)
+	cat >"$FX/ext.cpp" <<'C'
+namespace c10 { namespace cuda {
+void c10_cuda_check_implementation(int, const char *, const char *, int, bool);
+} }
+extern "C" int PyInit__ext(void) { c10::cuda::c10_cuda_check_implementation(0, "", "", 1, false); return 0; }
+C
+	# built once, against the first torch (2.9), then installed as is
+	[ -f "$FX/ext.so" ] || $CXX -shared -fPIC -o "$FX/ext.so" "$FX/ext.cpp" -L"$SP/torch/lib" -lc10 \
+		-Wl,--disable-new-dtags,-rpath,'$ORIGIN/../torch/lib'
+	cp "$FX/ext.so" "$SP/myext/_ext.cpython-311-x86_64-linux-gnu.so"
+	printf 'import torch\n' >"$SP/myext/__init__.py"
+	for d in "torch $tv torch/lib/libc10.so torch/_C.cpython-311-x86_64-linux-gnu.so torch/version.py torch/__init__.py" \
+		"myext 1.0 myext/_ext.cpython-311-x86_64-linux-gnu.so myext/__init__.py" \
+		"nvidia-cuda-runtime $cu.0.1 $cdir/libcudart.so.$cu"; do
+		set -- $d
+		n=$1 v=$2
+		shift 2
+		di=$SP/$(echo "$n" | tr '-' '_')-$v.dist-info
+		mkdir -p "$di"
+		printf 'Metadata-Version: 2.1\nName: %s\nVersion: %s\n' "$n" "$v" >"$di/METADATA"
+		{ for f in "$@"; do echo "$f,,$(wc -c <"$SP/$f" | tr -d ' ')"; done; echo "$(basename "$di")/RECORD,,"; } >"$di/RECORD"
+	done
+}
+make_env A 2.9.0+cu128 12 int nvidia/cuda_runtime/lib
+make_env B 2.10.0+cu130 13 'unsigned int' nvidia/cu13/lib
+A=$FX/A B=$FX/B
+EXT=lib/python3.11/site-packages/myext/_ext.cpython-311-x86_64-linux-gnu.so
+
+# ---- snapshot
+$ABISCOPE snapshot --label host-a --no-driver "$A" -o "$FX/a.json.gz" >"$FX/snap.out" 2>&1
+ok=$?
+expect_eq "$ok" 0 "snapshot: exit 0"
+expect_contains "$(cat "$FX/snap.out")" "torch 2.9.0+cu128" "snapshot: says what it described"
+$ABISCOPE snapshot --label host-b --no-driver "$B" -o "$FX/b.json" >/dev/null 2>&1
+expect_eq "$(jq_py "j['format'], j['summary']['label'], j['summary']['torch']" <"$FX/b.json")" \
+	"abiscope-snapshot host-b 2.10.0+cu130" "snapshot: JSON names its format, host and torch"
+expect_eq "$(jq_py "sorted(f['elf'].get('soname','') for f in j['files'] if f['type']=='elf' and 'site-packages' in f['path'])" <"$FX/b.json")" \
+	"['', '', 'libc10.so', 'libcudart.so.13']" "snapshot: the environment's ELF objects are described"
+expect_eq "$(jq_py "any('c10_cuda' in x for f in j['files'] if f['type']=='elf' for x in f['elf'].get('export_names',[]))" <"$FX/b.json")" \
+	"False" "snapshot: exports are hashes, not names, by default"
+
+# ---- check --host gives the verdicts check gives on the host itself
+for side in A B; do
+	lower=$(echo $side | tr AB ab)
+	f=$FX/$lower.json.gz
+	[ -f "$f" ] || f=$FX/$lower.json
+	$ABISCOPE check --color never "$FX/$side" >"$FX/local_$side.txt" 2>&1
+	want=$?
+	$ABISCOPE check --color never --host "$f" >"$FX/host_$side.txt" 2>&1
+	got=$?
+	expect_eq "$got" "$want" "check --host $side: same exit status as check on the host ($want)"
+	# the verdicts and loader errors; without --names the C++ near-miss
+	# explanation needs the provider's export names (checked below)
+	verdicts() { grep -E 'would fail|ImportError|imports|error\[|FAIL|OK' "$1" | grep -v 'signature-changed'; }
+	if [ "$(verdicts "$FX/local_$side.txt")" = "$(verdicts "$FX/host_$side.txt")" ]; then
+		pass "check --host $side: same verdicts and errors as check on the host"
+	else
+		fail "check --host $side: same verdicts and errors as check on the host" \
+			"$(diff "$FX/local_$side.txt" "$FX/host_$side.txt" | head -20)"
+	fi
+done
+if diff "$FX/local_A.txt" "$FX/host_A.txt" >/dev/null; then pass "check --host A: the whole report is identical"
+else fail "check --host A: the whole report is identical" "$(diff "$FX/local_A.txt" "$FX/host_A.txt" | head)"; fi
+expect_contains "$(cat "$FX/host_B.txt")" "undefined symbol: _ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib" \
+	"check --host B: the extension built for torch 2.9 fails there"
+
+# ---- a binary of this machine checked on another host
+$ABISCOPE check --color never --host "$FX/b.json" "$A/$EXT" >"$FX/copied.txt" 2>&1
+expect_eq "$?" 1 "check --host B A's extension: fails (exit 1)"
+expect_contains "$(cat "$FX/copied.txt")" "undefined symbol: _ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib" \
+	"check --host B A's extension: the symbol B's torch lacks"
+$ABISCOPE check --color never --host "$FX/a.json.gz" "$A/$EXT" >"$FX/copied_a.txt" 2>&1
+expect_eq "$?" 0 "check --host A A's extension: imports (exit 0)"
+
+# ---- names kept: the C++ explanation is the same as on the host
+$ABISCOPE snapshot --names --label host-b --no-driver "$B" -o "$FX/bn.json.gz" >/dev/null 2>&1
+$ABISCOPE check --color never --host "$FX/bn.json.gz" >"$FX/host_Bn.txt" 2>&1
+if diff "$FX/local_B.txt" "$FX/host_Bn.txt" >/dev/null; then pass "snapshot --names: check --host is identical"
+else fail "snapshot --names: check --host is identical" "$(diff "$FX/local_B.txt" "$FX/host_Bn.txt" | head)"; fi
+
+# ---- diff, environments and snapshots
+$ABISCOPE diff --json "$A" "$B" >"$FX/diff_env.json" 2>"$FX/diff_env.err"
+expect_eq "$?" 1 "diff A B: exit 1 (an import changes)"
+ids() { jq_py "[d['id'] for d in j['differences']]"; }
+env_ids=$(ids <"$FX/diff_env.json")
+expect_eq "$(jq_py "j['differences'][0]['id'], j['differences'][0]['module']" <"$FX/diff_env.json")" \
+	"diff-import myext._ext" "diff A B: the import that changes comes first"
+expect_contains "$env_ids" "diff-exports-removed" "diff A B: exports A's binaries use are gone on B"
+expect_contains "$(jq_py "[l for d in j['differences'] if d['id']=='diff-exports-removed' for l in d['explanation']]" <"$FX/diff_env.json")" \
+	"c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, int, bool)" \
+	"diff A B: the removed symbol, demangled, with its user"
+expect_contains "$env_ids" "diff-torch" "diff A B: torch versions"
+expect_contains "$env_ids" "diff-cuda-runtime" "diff A B: CUDA 12 runtime on one side, 13 on the other"
+expect_contains "$env_ids" "diff-dist" "diff A B: distribution versions"
+$ABISCOPE diff --json "$FX/a.json.gz" "$FX/b.json" >"$FX/diff_snap.json" 2>&1
+expect_eq "$?" 1 "diff snapshot A, snapshot B: exit 1"
+expect_eq "$(ids <"$FX/diff_snap.json")" "$env_ids" "diff of snapshots finds what diff of environments finds"
+$ABISCOPE diff "$FX/a.json.gz" "$A" >"$FX/diff_same.txt" 2>&1
+expect_eq "$?" 0 "diff of a snapshot and its own environment: exit 0"
+expect_contains "$(cat "$FX/diff_same.txt")" "0 differences" "diff of a snapshot and its own environment: nothing"
+$ABISCOPE diff --color never "$A" "$B" >"$FX/diff.txt" 2>&1
+expect_contains "$(head -4 "$FX/diff.txt" | tail -1)" "error[diff-import] myext._ext imports on" "diff text: the changed import first"
+
+# ---- fleet: 20 alike, one with another driver, one with B's environment
+mkdir -p "$FX/fleet"
+python3 - "$FX" <<'PY'
+import gzip, json, sys
+fx = sys.argv[1]
+a = json.load(gzip.open(fx + "/a.json.gz"))
+for i in range(1, 21):
+    a["label"] = a["summary"]["label"] = "node%02d" % i
+    json.dump(a, open(fx + "/fleet/node%02d.json" % i, "w"))
+a["label"] = a["summary"]["label"] = "node21"
+a["cuda"]["driver"] = a["summary"]["driver"] = "580.65.06"
+json.dump(a, open(fx + "/fleet/node21.json", "w"))
+b = json.load(open(fx + "/b.json"))
+b["label"] = b["summary"]["label"] = "node22"
+with gzip.open(fx + "/fleet/node22.json.gz", "wt") as f:
+    json.dump(b, f)
+PY
+$ABISCOPE fleet --json "$FX/fleet" >"$FX/fleet.json" 2>&1
+expect_eq "$?" 1 "fleet: exit 1 (hosts differ)"
+expect_eq "$(jq_py "j['hosts'], len(j['groups']), len(j['groups'][0]['hosts'])" <"$FX/fleet.json")" "22 3 20" \
+	"fleet: 22 hosts, a baseline of 20 and two outliers"
+expect_eq "$(jq_py "sorted(h for g in j['groups'][1:] for h in g['hosts'])" <"$FX/fleet.json")" "['node21', 'node22']" \
+	"fleet: the outliers are node21 and node22"
+expect_contains "$(jq_py "[d for g in j['groups'] if 'node21' in g['hosts'] for d in g['differences']]" <"$FX/fleet.json")" \
+	"driver 580.65.06 (baseline: none)" "fleet: node21 differs by its driver"
+n22=$(jq_py "[d for g in j['groups'] if 'node22' in g['hosts'] for d in g['differences']]" <"$FX/fleet.json")
+expect_contains "$n22" "fails here only: myext._ext: " "fleet: node22's failing import comes first"
+expect_contains "$n22" "torch 2.10.0+cu130 (baseline: 2.9.0+cu128)" "fleet: node22's torch"
+$ABISCOPE fleet --color never "$FX/fleet/node01.json" "$FX/fleet/node02.json" >"$FX/fleet2.txt" 2>&1
+expect_eq "$?" 0 "fleet of alike hosts: exit 0"
+
+# ---- hostile snapshots: a clear error naming the file, exit 3
+printf '{"format": "abiscope-snapshot", "version": 1, "loader": {' >"$FX/trunc.json"
+$ABISCOPE check --host "$FX/trunc.json" >"$FX/bad.txt" 2>&1
+expect_eq "$?" 3 "truncated snapshot: exit 3"
+expect_contains "$(cat "$FX/bad.txt")" "$FX/trunc.json" "truncated snapshot: the error names the file"
+python3 - "$FX" <<'PY'
+import json, sys
+fx = sys.argv[1]
+b = json.load(open(fx + "/b.json"))
+for f in b["files"]:
+    if f["type"] == "elf":
+        f["elf"]["exports"] = "not base64!"
+        break
+json.dump(b, open(fx + "/badexports.json", "w"))
+b = json.load(open(fx + "/b.json"))
+b["files"][0]["path"] = "../../etc/passwd"
+json.dump(b, open(fx + "/badpath.json", "w"))
+b = json.load(open(fx + "/b.json"))
+b["version"] = 99
+json.dump(b, open(fx + "/future.json", "w"))
+PY
+$ABISCOPE check --host "$FX/badexports.json" >"$FX/bad.txt" 2>&1
+expect_eq "$?" 3 "snapshot with damaged exports: exit 3"
+expect_contains "$(cat "$FX/bad.txt")" "snapshot member files[" "snapshot with damaged exports: names the member"
+$ABISCOPE check --host "$FX/badpath.json" >"$FX/bad.txt" 2>&1
+expect_contains "$(cat "$FX/bad.txt")" "a path is not absolute" "snapshot with a relative path: refused"
+$ABISCOPE diff "$FX/future.json" "$A" >"$FX/bad.txt" 2>&1
+expect_eq "$?" 3 "snapshot of a future format: exit 3"
+expect_contains "$(cat "$FX/bad.txt")" "snapshot format version 99" "snapshot of a future format: says which"
+head -c 200 "$FX/a.json.gz" >"$FX/cut.json.gz"
+$ABISCOPE fleet "$FX/cut.json.gz" "$FX/fleet/node01.json" >"$FX/bad.txt" 2>"$FX/bad.err"
+expect_eq "$?" 3 "fleet with a cut gzip file: exit 3"
+expect_contains "$(cat "$FX/bad.err")" "cut.json.gz" "fleet with a cut gzip file: names it, groups the rest"
+expect_contains "$(cat "$FX/bad.txt")" "1 host" "fleet with a cut gzip file: the readable one is grouped"
+$ABISCOPE check --host "$FX/a.json.gz" --verify-hashes >/dev/null 2>&1
+expect_eq "$?" 2 "check --host --verify-hashes: usage error (no file contents on a snapshot)"
+finish

@@ -1,0 +1,129 @@
+#!/bin/sh
+# abiscope wheel: a wheel checked against an environment before install.
+#
+# The environment has torch 2.9 (c10_cuda_check_implementation(int line))
+# and an extension built against it.  Wheels are made from C++ source at
+# test time with Python's zipfile: torch 2.10 (unsigned line), which would
+# break the extension; a wheel of a new extension that needs torch 2.10;
+# wheels pip would refuse (musllinux, another CPython, a newer manylinux);
+# and hostile archives (a member escaping the folder, a zip bomb, a member
+# longer than its header says, not a zip at all).
+. "$(dirname "$0")/lib.sh"
+fixture_dir wheel
+CXX=${CXX:-c++}
+pybin=$(command -v python3)
+E=$FX/env
+SP=$E/lib/python3.11/site-packages
+mkdir -p "$E/bin" "$SP/torch/lib" "$SP/myext" "$FX/src"
+ln -sf "$pybin" "$E/bin/python3"
+pyver=$("$pybin" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+pytag=cp$(echo "$pyver" | tr -d .)
+printf 'home = %s\ninclude-system-site-packages = false\nversion = %s.0\n' "$(dirname "$pybin")" "$pyver" >"$E/pyvenv.cfg"
+[ "$pyver" = 3.11 ] || { mv "$E/lib/python3.11" "$E/lib/python$pyver"; SP=$E/lib/python$pyver/site-packages; }
+suffix=$("$pybin" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+
+c10() {	# c10 OUT LINE_TYPE
+	cat >"$FX/src/c10.cpp" <<C
+namespace c10 { namespace cuda {
+void c10_cuda_check_implementation(int e, const char *f, const char *fn, $2 line, bool a)
+{ (void)e; (void)f; (void)fn; (void)line; (void)a; }
+int device_count() { return 0; }
+} }
+C
+	$CXX -shared -fPIC -o "$1" "$FX/src/c10.cpp" -Wl,-soname,libc10.so
+}
+c10 "$SP/torch/lib/libc10.so" int
+printf '__version__ = "2.9.0+cu128"\ncuda = "12.8"\n' >"$SP/torch/version.py"
+printf 'from .version import __version__\n' >"$SP/torch/__init__.py"
+cat >"$FX/src/ext.cpp" <<'C'
+namespace c10 { namespace cuda { void c10_cuda_check_implementation(int, const char *, const char *, int, bool); } }
+extern "C" int PyInit__ext(void) { c10::cuda::c10_cuda_check_implementation(0, "", "", 1, false); return 0; }
+C
+$CXX -shared -fPIC -o "$SP/myext/_ext$suffix" "$FX/src/ext.cpp" -L"$SP/torch/lib" -lc10 -Wl,-rpath,'$ORIGIN/../torch/lib'
+printf 'import torch\n' >"$SP/myext/__init__.py"
+mkrecord() {	# mkrecord NAME VERSION FILE...
+	n=$1 v=$2
+	shift 2
+	di=$SP/$n-$v.dist-info
+	mkdir -p "$di"
+	printf 'Metadata-Version: 2.1\nName: %s\nVersion: %s\n' "$n" "$v" >"$di/METADATA"
+	{ for f in "$@"; do echo "$f,,"; done; echo "$n-$v.dist-info/RECORD,,"; } >"$di/RECORD"
+}
+mkrecord torch 2.9.0+cu128 torch/lib/libc10.so torch/version.py torch/__init__.py
+mkrecord myext 1.0 "myext/_ext$suffix" myext/__init__.py
+
+# torch 2.10: the same layout, line became unsigned
+c10 "$FX/src/libc10_210.so" 'unsigned int'
+# a new extension that needs torch 2.10's signature
+sed 's/const char \*, int, bool/const char *, unsigned int, bool/' "$FX/src/ext.cpp" | sed 's/PyInit__ext/PyInit__new/' >"$FX/src/new.cpp"
+$CXX -shared -fPIC -o "$FX/src/new.so" "$FX/src/new.cpp" -L"$FX/src" -l:libc10_210.so -Wl,-rpath,'$ORIGIN/../torch/lib'
+
+python3 - "$FX" "$pytag" "$suffix" <<'PY'
+import os, sys, zipfile
+fx, pytag, suffix = sys.argv[1:4]
+src = fx + "/src/"
+def wheel(fname, name, version, files, wheel_tag=None):
+    di = "%s-%s.dist-info" % (name, version)
+    with zipfile.ZipFile(fx + "/" + fname, "w", zipfile.ZIP_DEFLATED) as z:
+        for arc, data in files:
+            z.writestr(arc, data)
+        z.writestr(di + "/METADATA", "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version))
+        z.writestr(di + "/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: %s\n" % (wheel_tag or "x"))
+        z.writestr(di + "/RECORD", "")
+c10 = open(src + "libc10_210.so", "rb").read()
+torch_files = [("torch/lib/libc10.so", c10), ("torch/version.py", '__version__ = "2.10.0+cu130"\ncuda = "13.0"\n'),
+               ("torch/__init__.py", "from .version import __version__\n")]
+wheel("torch-2.10.0+cu130-%s-%s-manylinux_2_28_x86_64.whl" % (pytag, pytag), "torch", "2.10.0+cu130", torch_files)
+wheel("newext-1.0-%s-abi3-manylinux2014_x86_64.whl" % pytag, "newext", "1.0",
+      [("newext/_new" + suffix, open(src + "new.so", "rb").read()), ("newext/__init__.py", "import torch\n")])
+wheel("torch-2.10.0+cu130-%s-%s-musllinux_1_2_x86_64.whl" % (pytag, pytag), "torch", "2.10.0+cu130", torch_files)
+wheel("torch-2.10.0+cu130-cp27-cp27mu-manylinux1_x86_64.whl", "torch", "2.10.0+cu130", torch_files)
+wheel("torch-2.10.0+cu130-%s-%s-manylinux_2_99_x86_64.whl" % (pytag, pytag), "torch", "2.10.0+cu130", torch_files)
+wheel("evil-1.0-py3-none-any.whl", "evil", "1.0", [("../../evil.py", "x")])
+with zipfile.ZipFile(fx + "/bomb-1.0-py3-none-any.whl", "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("bomb-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\n")
+    z.writestr("bomb/zeros.so", b"\0" * (96 << 20))
+open(fx + "/notzip-1.0-py3-none-any.whl", "wb").write(b"PK\3\4 this is not a zip archive at all" * 10)
+PY
+
+$ABISCOPE wheel --color never --env "$E" "$FX"/torch-2.10.0+cu130-$pytag-$pytag-manylinux_2_28_x86_64.whl >"$FX/torch.txt" 2>&1
+expect_eq "$?" 1 "torch 2.10 wheel: exit 1 (it breaks an installed extension)"
+out=$(cat "$FX/torch.txt")
+expect_contains "$out" "replaces     torch 2.9.0+cu128" "torch 2.10 wheel: replaces the installed torch"
+expect_contains "$out" "tags         supported" "torch 2.10 wheel: its tags are supported"
+expect_contains "$out" "breaks (1 that import today)" "torch 2.10 wheel: breaks one module"
+expect_contains "$out" "undefined symbol: _ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib" \
+	"torch 2.10 wheel: myext would lose the symbol it needs"
+[ -f "$SP/torch/lib/libc10.so" ] && cmp -s "$SP/torch/lib/libc10.so" "$FX/src/libc10_210.so"
+expect_eq "$?" 1 "torch 2.10 wheel: the environment on disk is untouched"
+
+$ABISCOPE wheel --json --env "$E" "$FX"/newext-1.0-$pytag-abi3-manylinux2014_x86_64.whl >"$FX/new.json" 2>&1
+expect_eq "$?" 1 "new extension for torch 2.10: exit 1 (its module would not import here)"
+expect_eq "$(jq_py "j['replaces'], [(m['module'], m['imports']) for m in j['modules']], j['breaks']" <"$FX/new.json")" \
+	"None [('newext._new', False)] []" "new extension: its own module fails, nothing else breaks"
+expect_contains "$(jq_py "j['modules'][0]['error']" <"$FX/new.json")" "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_jb" \
+	"new extension: wants the unsigned signature torch 2.9 lacks"
+
+for t in "$pytag-$pytag-musllinux_1_2_x86_64:musl" "cp27-cp27mu-manylinux1_x86_64:Python 2" \
+	"$pytag-$pytag-manylinux_2_99_x86_64:needs glibc 2.99"; do
+	tag=${t%%:*} why=${t#*:}
+	$ABISCOPE wheel --color never --env "$E" "$FX/torch-2.10.0+cu130-$tag.whl" >"$FX/tag.txt" 2>&1
+	expect_eq "$?" 1 "wheel $tag: exit 1"
+	expect_contains "$(cat "$FX/tag.txt")" "$why" "wheel $tag: pip would refuse it ($why)"
+done
+
+$ABISCOPE wheel --env "$E" "$FX/evil-1.0-py3-none-any.whl" >"$FX/bad.txt" 2>&1
+expect_eq "$?" 3 "wheel with ../ member: exit 3"
+expect_contains "$(cat "$FX/bad.txt")" "evil-1.0-py3-none-any.whl(../../evil.py): member name escapes" \
+	"wheel with ../ member: names the member"
+$ABISCOPE wheel --env "$E" "$FX/bomb-1.0-py3-none-any.whl" >"$FX/bad.txt" 2>&1
+expect_eq "$?" 3 "zip bomb: exit 3"
+expect_contains "$(cat "$FX/bad.txt")" "bomb/zeros.so): compressed" "zip bomb: names the member and the ratio"
+$ABISCOPE wheel --env "$E" "$FX/notzip-1.0-py3-none-any.whl" >"$FX/bad.txt" 2>&1
+expect_eq "$?" 3 "not a zip: exit 3"
+expect_contains "$(cat "$FX/bad.txt")" "not a readable zip archive" "not a zip: says so"
+$ABISCOPE wheel --env "$E" "$FX/no-such-1.0-py3-none-any.whl" >"$FX/bad.txt" 2>&1
+expect_eq "$?" 3 "missing wheel: exit 3"
+$ABISCOPE wheel --env "$E" "$FX/src/ext.cpp" >"$FX/bad.txt" 2>&1
+expect_contains "$(cat "$FX/bad.txt")" "does not end in .whl" "a file that is not a wheel: says so"
+finish
