@@ -132,6 +132,7 @@ const struct cuda_code *cuda_code_of(struct cuda_ctx *c, struct object *o)
 			cubin_as_set(a, k, sm, variant);
 		} else {
 			fatbin_scan_elf(a, &o->elf, c->mode, &k->set);
+			k->scanned_all = c->mode == FATBIN_SCAN_ALL;
 			runtime_major(k);
 		}
 	} else if (o->kind == OBJ_OTHER && fatbin_has_magic(o->map.data, o->map.len)) {
@@ -538,18 +539,42 @@ static void judge_runtime(struct cuda_ctx *c, const struct cuda_code *k)
 		finding_fix(fl, f, "upgrade the NVIDIA driver");
 }
 
+/*
+ * The registered fatbins are what almost every object has, and reading only
+ * them keeps a verdict on libtorch_cuda.so cheap; but some libraries keep
+ * kernels elsewhere (libcufft's .ldata), so before saying a GPU is not
+ * covered, the whole object is searched.
+ */
+static void scan_all_before_doubting(struct cuda_ctx *c, const struct cuda_code *kc)
+{
+	struct cuda_code *k = (struct cuda_code *)kc;
+	if (k->scanned_all || k->is_cubin_file || k->is_fatbin_file || !k->obj)
+		return;
+	struct arena *a = &c->s->arena;
+	fatbin_set_init(&k->set);
+	fatbin_scan_elf(a, &k->obj->elf, FATBIN_SCAN_ALL, &k->set);
+	k->scanned_all = true;
+	summarize(a, k);
+}
+
 void cuda_judge_object(struct cuda_ctx *c, struct object *o)
 {
 	const struct cuda_code *k = cuda_code_of(c, o);
 	if (!k)
 		return;
 	judge_runtime(c, k);
+	if (!cuda_code_has_device_code(k) && !k->scanned_all && c->host.ngpu && k->runtime_major)
+		scan_all_before_doubting(c, k);	/* a CUDA library with no registered kernels */
 	if (!cuda_code_has_device_code(k))
 		return;
 	for (size_t i = 0; i < c->host.ngpu; i++) {
 		const struct gpu_target *g = &c->host.gpu[i];
 		struct coverage cv;
 		cover(&c->s->arena, k, g->cc, &cv);
+		if (!k->scanned_all && (cv.cubin_ok + cv.ptx_only == 0 || cv.none)) {
+			scan_all_before_doubting(c, k);
+			cover(&c->s->arena, k, g->cc, &cv);
+		}
 		if (cv.judged == 0)
 			continue;
 		if (cv.cubin_ok + cv.ptx_only == 0) {
@@ -942,7 +967,7 @@ const char *cuda_judge_load_graph(struct scan *s, struct object *const *objs, si
 				  const struct cuda_options *opt)
 {
 	struct cuda_ctx *c = arena_alloc(&s->arena, sizeof *c);
-	cuda_ctx_init(c, s, FATBIN_SCAN_ALL);
+	cuda_ctx_init(c, s, FATBIN_SCAN_REGISTERED);	/* completed where in doubt */
 	bool cuda = false;
 	for (size_t i = 0; i < n && !cuda; i++) {
 		const struct cuda_code *k = cuda_code_of(c, objs[i]);

@@ -45,6 +45,7 @@ struct cuda_code {
 	struct object *obj;
 	bool is_cubin_file;		/* an ELF for the GPU itself */
 	bool is_fatbin_file;		/* nvcc -fatbin output */
+	bool scanned_all;		/* fatbins outside the registered sections looked for too */
 	struct fatbin_set set;
 	/* distinct targets, cubins then PTX then LTO-IR, each by SM */
 	struct cuda_target_count *target;

@@ -328,11 +328,34 @@ static const char *soname_torch_preloads(struct check_ctx *x, const struct dlope
 	return NULL;
 }
 
+/* Cheap signs of CUDA, from the section and NEEDED names alone: reading
+ * the fatbins themselves waits until there is a GPU to judge them for. */
+static bool looks_cuda(const struct object *o)
+{
+	if (o->kind != OBJ_ELF || !o->elf_ok)
+		return false;
+	const struct elf_file *ef = &o->elf;
+	for (size_t i = 0; i < ef->nsec; i++)
+		if (str_eq(ef->sec[i].name, ".nv_fatbin") || str_eq(ef->sec[i].name, "__nv_relfatbin"))
+			return true;
+	for (size_t i = 0; i < ef->nneeded; i++)
+		if (str_starts(ef->needed[i], "libcudart.so"))
+			return true;
+	return false;
+}
+
 /* A module that loads: can its kernels run on the target GPUs, with the
  * driver there (cuda/verdict.h; sgl_kernel's variant folders honoured). */
 static void judge_gpu(struct check_ctx *x, struct inv_obj *io, struct module_verdict *v)
 {
 	struct scan *s = x->s;
+	if (!looks_cuda(io->obj))
+		return;
+	if (!x->cuda.host.ngpu && !x->cuda.host.driver_known) {
+		cuda_note_not_checked(&x->cuda, io->path);	/* nothing to judge against */
+		v->finding_end = s->findings.list.n;
+		return;
+	}
 	const struct cuda_code *k = cuda_code_of(&x->cuda, io->obj);
 	if (!k || (!cuda_code_has_device_code(k) && !k->runtime_major))
 		return;
@@ -651,10 +674,8 @@ static void prepare_gpu(struct check_ctx *x)
 		cuda_host_set_driver(h, o->driver);
 	/* a probe only when something in the environment carries device code */
 	bool any = false;
-	for (size_t i = 0; i < x->c->inv.nobj && !any; i++) {
-		const struct cuda_code *k = cuda_code_of(&x->cuda, x->c->inv.obj[i]->obj);
-		any = k && (cuda_code_has_device_code(k) || k->runtime_major);
-	}
+	for (size_t i = 0; i < x->c->inv.nobj && !any; i++)
+		any = looks_cuda(x->c->inv.obj[i]->obj);
 	if (!any)
 		return;
 	struct gpu_probe probe;
