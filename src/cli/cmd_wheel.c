@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "pyenv/check.h"
 #include "pyenv/wheel.h"
+#include "cuda/arch.h"
 
 static const char wheel_help[] =
 	"usage: abiscope wheel [options] FILE.whl\n"
@@ -23,6 +24,9 @@ static const char wheel_help[] =
 	"                     then python3 on PATH)\n"
 	"  --python PATH      the interpreter whose environment to use\n"
 	"  --root DIR         the environment is in the file system under DIR\n"
+	"  --assume-driver    check as if the NVIDIA driver were installed (check --help)\n"
+	"  --gpu SPEC         judge the kernels of modules that import for this GPU\n"
+	"  --driver VERSION   judge for this NVIDIA driver\n"
 	"  --json             one JSON object on stdout\n"
 	"  --color WHEN       auto (default), always or never\n"
 	"  -v, --verbose      also list what keeps working\n"
@@ -33,7 +37,10 @@ static const char wheel_help[] =
 
 struct wheel_cli {
 	const char *file, *env, *python, *root;
-	bool json, verbose;
+	const char *gpus[16];
+	size_t ngpus;
+	const char *driver;
+	bool json, verbose, assume_driver;
 	enum color_mode color;
 };
 
@@ -55,6 +62,20 @@ static int parse(int argc, char **argv, struct wheel_cli *o)
 			o->verbose = true;
 		} else if (arg_value(&a, "--env", &v, &err)) {
 			o->env = v;
+		} else if (arg_is(&a, "--assume-driver")) {
+			o->assume_driver = true;
+		} else if (arg_value(&a, "--gpu", &v, &err)) {
+			unsigned cc;
+			const char *name;
+			if (!err && (!cuda_parse_gpu_spec(v, &cc, &name) || o->ngpus == ARRAY_SIZE(o->gpus)))
+				return usage_error("wheel", "--gpu %s names no GPU abiscope knows (sm_90, 12.0, H100 ...)", v);
+			if (!err)
+				o->gpus[o->ngpus++] = v;
+		} else if (arg_value(&a, "--driver", &v, &err)) {
+			struct driver_version dv;
+			if (!err && !cuda_parse_driver_version(v, &dv))
+				return usage_error("wheel", "--driver takes a driver version such as 580.65.06");
+			o->driver = v;
 		} else if (arg_value(&a, "--root", &v, &err)) {
 			o->root = v;
 		} else if (arg_value(&a, "--python", &v, &err)) {
@@ -117,10 +138,12 @@ struct change {
 
 static void print_verdict(struct scan *s, const struct term *t, const struct module_verdict *v, bool verbose)
 {
-	fprintf(t->out, "   %s%s%s  %s\n", v->state == V_OK ? c_green(t) : c_red(t),
+	bool ok = v->state == V_OK && !v->gpu_fails;
+	fprintf(t->out, "   %s%s%s  %s\n", ok ? c_green(t) : c_red(t),
 		v->io->module ? v->io->module : path_basename(v->io->path), c_reset(t),
-		v->state == V_OK ? "imports" : v->state == V_FAILS ? "would fail to import" : "not checked");
-	if (v->state == V_FAILS) {
+		v->gpu_fails ? "imports, but would fail on the GPU" : v->state == V_OK ? "imports"
+		: v->state == V_FAILS ? "would fail to import" : "not checked");
+	if (v->state == V_FAILS || v->gpu_fails) {
 		if (v->dlerror)
 			fprintf(t->out, "      ImportError: %s\n", v->dlerror);
 		render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
@@ -154,6 +177,11 @@ int cmd_wheel(int argc, char **argv)
 	co.python = o.python;
 	co.path_env = o.root ? NULL : getenv("PATH");
 	co.ld_library_path = o.root ? NULL : getenv("LD_LIBRARY_PATH");
+	co.assume_driver = o.assume_driver;
+	co.cuda_home = o.root ? NULL : getenv("CUDA_HOME");
+	co.gpu_specs = o.gpus;
+	co.ngpu_specs = o.ngpus;
+	co.driver = o.driver;
 	struct env_check cb, ca;
 	if (check_env(&before, o.env, &co, &cb, &d) != ST_OK) {
 		fprintf(stderr, "abiscope wheel: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
@@ -213,7 +241,16 @@ int cmd_wheel(int argc, char **argv)
 		else if (v->state == V_OK && b && b->state == V_FAILS)
 			ptrvec_push(&after.arena, &fixed, (void *)v);
 	}
-	if (!tag_ok || own_fail || broken.n)
+	size_t own_gpu_fail = 0;
+	for (size_t i = 0; i < own.n; i++)
+		own_gpu_fail += ((const struct module_verdict *)own.item[i])->gpu_fails;
+	for (size_t i = 0; i < ca.nv; i++)
+		if (ca.v[i].gpu_fails && !placed_by_wheel(&placed, ca.v[i].io->path)) {
+			const struct module_verdict *b = strmap_get(&was, verdict_key(&after.arena, &ca.v[i]));
+			if (!b || !b->gpu_fails)
+				ptrvec_push(&after.arena, &broken, (void *)&ca.v[i]);
+		}
+	if (!tag_ok || own_fail || own_gpu_fail || broken.n)
 		code = EXIT_FAILS;
 	if (o.json) {
 		struct jw j;
