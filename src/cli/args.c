@@ -1,4 +1,5 @@
 #include "cli/cli.h"
+#include "cuda/arch.h"
 
 #include <stdarg.h>
 
@@ -28,6 +29,36 @@ bool arg_value(struct args *a, const char *name, const char **value, bool *error
 	}
 	*value = a->argv[++a->i];
 	return true;
+}
+
+bool arg_gpu_target(struct args *a, const char **gpus, size_t *ngpus, size_t max, const char **driver,
+		    bool *error)
+{
+	const char *v;
+	if (arg_value(a, "--gpu", &v, error)) {
+		unsigned cc;
+		const char *name;
+		if (*error)
+			return true;
+		if (!cuda_parse_gpu_spec(v, &cc, &name) || *ngpus == max) {
+			usage_error(a->cmd, "--gpu %s names no GPU abiscope knows (sm_90, 12.0, H100 ...)", v);
+			*error = true;
+			return true;
+		}
+		gpus[(*ngpus)++] = v;
+		return true;
+	}
+	if (arg_value(a, "--driver", &v, error)) {
+		struct driver_version dv;
+		if (!*error && !cuda_parse_driver_version(v, &dv)) {
+			usage_error(a->cmd, "--driver takes a driver version such as 580.65.06");
+			*error = true;
+		}
+		if (!*error)
+			*driver = v;
+		return true;
+	}
+	return false;
 }
 
 int usage_error(const char *cmd, const char *fmt, ...)

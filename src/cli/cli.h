@@ -29,6 +29,10 @@ struct args {
  * is taken from "=..." or from the next argument.  Prints usage errors. */
 bool arg_is(struct args *a, const char *name);
 bool arg_value(struct args *a, const char *name, const char **value, bool *error);
+/* --gpu SPEC (repeatable, at most max) and --driver VERSION, validated:
+ * true when argv[i] was one of them; *error after a usage message. */
+bool arg_gpu_target(struct args *a, const char **gpus, size_t *ngpus, size_t max, const char **driver,
+		    bool *error);
 /* Prints "abiscope CMD: MSG" to stderr and returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parses --color=auto|always|never. */

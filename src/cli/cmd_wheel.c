@@ -64,18 +64,8 @@ static int parse(int argc, char **argv, struct wheel_cli *o)
 			o->env = v;
 		} else if (arg_is(&a, "--assume-driver")) {
 			o->assume_driver = true;
-		} else if (arg_value(&a, "--gpu", &v, &err)) {
-			unsigned cc;
-			const char *name;
-			if (!err && (!cuda_parse_gpu_spec(v, &cc, &name) || o->ngpus == ARRAY_SIZE(o->gpus)))
-				return usage_error("wheel", "--gpu %s names no GPU abiscope knows (sm_90, 12.0, H100 ...)", v);
-			if (!err)
-				o->gpus[o->ngpus++] = v;
-		} else if (arg_value(&a, "--driver", &v, &err)) {
-			struct driver_version dv;
-			if (!err && !cuda_parse_driver_version(v, &dv))
-				return usage_error("wheel", "--driver takes a driver version such as 580.65.06");
-			o->driver = v;
+		} else if (arg_gpu_target(&a, o->gpus, &o->ngpus, ARRAY_SIZE(o->gpus), &o->driver, &err)) {
+			/* --gpu, --driver */
 		} else if (arg_value(&a, "--root", &v, &err)) {
 			o->root = v;
 		} else if (arg_value(&a, "--python", &v, &err)) {

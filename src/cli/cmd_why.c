@@ -83,18 +83,8 @@ static int parse(int argc, char **argv, struct why_cli *o)
 		} else if (arg_value(&a, "--color", &v, &err)) {
 			if (!err && !parse_color(v, &o->color))
 				return usage_error("why", "--color takes auto, always or never");
-		} else if (arg_value(&a, "--gpu", &v, &err)) {
-			unsigned cc;
-			const char *name;
-			if (!err && (!cuda_parse_gpu_spec(v, &cc, &name) || o->ngpus == ARRAY_SIZE(o->gpus)))
-				return usage_error("why", "--gpu %s names no GPU abiscope knows (sm_90, 12.0, H100 ...)", v);
-			if (!err)
-				o->gpus[o->ngpus++] = v;
-		} else if (arg_value(&a, "--driver", &v, &err)) {
-			struct driver_version dv;
-			if (!err && !cuda_parse_driver_version(v, &dv))
-				return usage_error("why", "--driver takes a driver version such as 580.65.06");
-			o->driver = v;
+		} else if (arg_gpu_target(&a, o->gpus, &o->ngpus, ARRAY_SIZE(o->gpus), &o->driver, &err)) {
+			/* --gpu, --driver */
 		} else if (arg_value(&a, "--preload-global", &v, &err) || arg_value(&a, "--preload", &v, &err)) {
 			if (err)
 				return EXIT_USAGE;
