@@ -123,7 +123,8 @@ int cmd_diff(int argc, char **argv)
 	int code = EXIT_OK;
 	size_t opened = 0;
 	for (size_t i = 0; i < 2; i++) {
-		scan_init(&s[i], snapshot_is_file(o.side[i]) ? NULL : o.root);
+		bool is_snapshot = snapshot_is_file(o.side[i]);
+		scan_init(&s[i], is_snapshot ? NULL : o.root);
 		opened++;
 		struct diag d;
 		diag_clear(&d);
@@ -134,7 +135,7 @@ int cmd_diff(int argc, char **argv)
 		}
 		side[i].snap = &snap[i];
 		side[i].check = &chk[i];
-		side[i].name = snapshot_is_file(o.side[i]) && snap[i].label ? snap[i].label : o.side[i];
+		side[i].name = is_snapshot && snap[i].label ? snap[i].label : o.side[i];
 	}
 	if (str_eq(side[0].name, side[1].name)) {
 		side[0].name = o.side[0];

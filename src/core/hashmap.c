@@ -12,6 +12,16 @@ uint32_t hash_bytes(const void *p, size_t n)
 	return h;
 }
 
+uint64_t hash64_bytes(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *s = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
 uint32_t hash_str(const char *s)
 {
 	uint32_t h = 2166136261u;

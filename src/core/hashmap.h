@@ -29,6 +29,12 @@ struct strmap {
 uint32_t hash_str(const char *s);
 uint32_t hash_bytes(const void *p, size_t n);
 
+/* 64-bit FNV-1a, continued from h (HASH64_INIT to start): stable across
+ * runs and machines, so fit for what files store (snapshot export hashes,
+ * digests). */
+#define HASH64_INIT 0xcbf29ce484222325ull
+uint64_t hash64_bytes(uint64_t h, const void *p, size_t n);
+
 void *strmap_get(const struct strmap *m, const char *key);
 /* Inserts or replaces. */
 void strmap_put(struct arena *a, struct strmap *m, const char *key, void *value);

@@ -949,7 +949,7 @@ void cuda_note_not_checked(struct cuda_ctx *c, const char *object)
 	finding_fix(fl, f, "pass --gpu (sm_90, 12.0, H100, \"RTX 5090\" ...) to judge it for a GPU");
 }
 
-static const char *host_line(struct arena *a, const struct cuda_host *h)
+const char *cuda_host_line(struct arena *a, const struct cuda_host *h)
 {
 	const char *gpus = "";
 	for (size_t i = 0; i < h->ngpu; i++)
@@ -982,5 +982,5 @@ const char *cuda_judge_load_graph(struct scan *s, struct object *const *objs, si
 	struct gpu_probe probe;
 	cuda_host_complete(&s->arena, &s->fs, !opt->no_driver, &c->host, &probe);
 	cuda_judge_graph(c, objs, n, opt->cuda_home, opt->path_env);
-	return host_line(&s->arena, &c->host);
+	return cuda_host_line(&s->arena, &c->host);
 }

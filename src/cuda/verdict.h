@@ -154,6 +154,10 @@ const char *cuda_variant_pick(struct scan *s, const char *pkgdir, unsigned cc);
 /* The package folder when path lies in a variant folder ("<pkg>/sm100/x.so"), else NULL. */
 const char *cuda_variant_package(struct arena *a, const char *path, const char **variant);
 
+/* The target as reports say it: "H100 sm_90, from --gpu; driver 580.65.06
+ * (CUDA 13.0), from /proc/driver/nvidia/version", or why none is known. */
+const char *cuda_host_line(struct arena *a, const struct cuda_host *h);
+
 /* "sm_80 sm_90a compute_120" for the targets of one kind (0: all kinds). */
 const char *cuda_targets_string(struct arena *a, const struct cuda_code *k, int kind);
 

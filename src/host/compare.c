@@ -1,20 +1,13 @@
 #include "host/compare.h"
 #include "cuda/arch.h"
 #include "cxx/demangle.h"
+#include "pyenv/dist.h"
 
 #include <limits.h>
 
 #define MAX_LISTED 8	/* symbols or files shown per finding; the rest counted */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
+#define fnv hash64_bytes
 
 static uint64_t fnv_str(uint64_t h, const char *s)
 {
@@ -23,7 +16,7 @@ static uint64_t fnv_str(uint64_t h, const char *s)
 
 uint64_t host_elf_digest(const struct snap_elf *e)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = HASH64_INIT;
 	h = fnv_str(h, e->soname);
 	h = fnv_str(h, e->rpath);
 	h = fnv_str(h, e->runpath);
@@ -72,18 +65,6 @@ struct side_index {
 	struct strmap users;		/* SONAME -> struct ptrvec * of files that NEED it */
 };
 
-static const char *norm_name(struct arena *a, const char *name)
-{
-	char *n = arena_strdup(a, name ? name : "");
-	for (char *p = n; *p; p++) {
-		if (*p >= 'A' && *p <= 'Z')
-			*p = (char)(*p - 'A' + 'a');
-		else if (*p == '_' || *p == '.')
-			*p = '-';
-	}
-	return n;
-}
-
 static void index_side(struct arena *a, const struct host_side *sd, struct side_index *ix)
 {
 	memset(ix, 0, sizeof *ix);
@@ -113,7 +94,7 @@ static void index_side(struct arena *a, const struct host_side *sd, struct side_
 			strmap_put(a, &ix->cuda_majors, f->elf->soname, (void *)(uintptr_t)major);
 	}
 	for (size_t i = 0; i < s->ndists; i++) {
-		const char *key = norm_name(a, s->dists[i].name);
+		const char *key = dist_normalize(a, s->dists[i].name ? s->dists[i].name : "");
 		struct ptrvec *v = strmap_get(&ix->dists, key);
 		if (!v) {
 			v = arena_calloc(a, 1, sizeof *v);
@@ -270,23 +251,6 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 	}
 }
 
-static void gpu_list(struct arena *a, const struct snapshot *s, char *out, size_t outsz)
-{
-	size_t o = 0;
-	out[0] = '\0';
-	for (size_t i = 0; i < s->ngpus && o + 1 < outsz; i++) {
-		char cc[16];
-		cuda_cc_string(s->gpus[i].cc, cc, sizeof cc);
-		int w = snprintf(out + o, outsz - o, "%s%s (%s)", i ? ", " : "", s->gpus[i].name ? s->gpus[i].name : "GPU",
-				 cc);
-		if (w > 0)
-			o += (size_t)w;
-	}
-	if (!s->ngpus)
-		snprintf(out, outsz, "none found");
-	(void)a;
-}
-
 static bool streq_null(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && str_eq(a, b));
@@ -310,9 +274,8 @@ static void compare_platform(struct cmp *c)
 		val_set_str(c->a, f->fields, "a", x->driver);
 		val_set_str(c->a, f->fields, "b", y->driver);
 	}
-	char xg[512], yg[512];
-	gpu_list(c->a, x, xg, sizeof xg);
-	gpu_list(c->a, y, yg, sizeof yg);
+	const char *xg = x->ngpus ? snapshot_gpus_text(c->a, x) : "none found";
+	const char *yg = y->ngpus ? snapshot_gpus_text(c->a, y) : "none found";
 	if (!str_eq(xg, yg)) {
 		struct finding *f = add(c, "diff-gpu", SEV_WARNING, NULL);
 		finding_title(c->fl, f, "GPUs: %s %s; %s %s", xn, xg, yn, yg);
@@ -468,7 +431,7 @@ static void compare_dists(struct cmp *c)
 	for (int k = 0; k < 2; k++) {
 		const struct snapshot *ks = ix[k]->side->snap;
 		for (size_t i = 0; i < ks->ndists; i++) {
-			const char *key = norm_name(c->a, ks->dists[i].name);
+			const char *key = dist_normalize(c->a, ks->dists[i].name ? ks->dists[i].name : "");
 			const struct ptrvec *mine = strmap_get(&ix[k]->dists, key);
 			const struct ptrvec *theirs = strmap_get(&ix[1 - k]->dists, key);
 			if (mine->item[0] != &ks->dists[i])

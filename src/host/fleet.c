@@ -2,19 +2,17 @@
 
 #define MAX_NAMED 5	/* objects or distributions named per difference; the rest counted */
 
+/* s then a separator byte no string holds, so "ab"+"c" differs from "a"+"bc" */
 static uint64_t mix(uint64_t h, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)(s ? s : "\x01"); *p; p++) {
-		h ^= *p;
-		h *= 0x100000001b3ull;
-	}
-	h ^= 0xff;
-	return h * 0x100000001b3ull;
+	if (!s)
+		s = "\x01";
+	return hash64_bytes(hash64_bytes(h, s, strlen(s)), "\xff", 1);
 }
 
 uint64_t fleet_fingerprint(const struct snap_summary *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = HASH64_INIT;
 	h = mix(h, s->glibc);
 	h = mix(h, s->driver);
 	h = mix(h, s->gpus);

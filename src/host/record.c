@@ -28,12 +28,7 @@
 
 uint64_t snap_name_hash(const char *name)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-		h ^= *p;
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	return hash64_bytes(HASH64_INIT, name, strlen(name));
 }
 
 static void note_access(void *ctx, enum fs_access what, const char *path)

@@ -177,16 +177,13 @@ static json_t *file_json(const struct snap_file *f)
 	return o;
 }
 
-static const char *gpus_text(char *out, size_t outsz, const struct snapshot *s)
+const char *snapshot_gpus_text(struct arena *a, const struct snapshot *s)
 {
-	size_t o = 0;
-	out[0] = '\0';
-	for (size_t i = 0; i < s->ngpus && o + 1 < outsz; i++) {
+	const char *out = "";
+	for (size_t i = 0; i < s->ngpus; i++) {
 		char cc[16];
 		cuda_cc_string(s->gpus[i].cc, cc, sizeof cc);
-		int w = snprintf(out + o, outsz - o, "%s%s %s", i ? ", " : "", cc, s->gpus[i].name ? s->gpus[i].name : "");
-		if (w > 0)
-			o += (size_t)w;
+		out = arena_printf(a, "%s%s%s %s", out, i ? ", " : "", cc, s->gpus[i].name ? s->gpus[i].name : "");
 	}
 	return out;
 }
@@ -196,11 +193,13 @@ static json_t *summary_json(const struct snapshot *s)
 {
 	json_t *o = json_object();
 	char buf[1024];
+	struct arena a;	/* scratch: freed before returning */
+	arena_init(&a);
 	json_object_set_new(o, "label", jstr(s->label));
 	snprintf(buf, sizeof buf, "%d.%d", s->glibc_major, s->glibc_minor);
 	json_object_set_new(o, "glibc", json_string(buf));
 	json_object_set_new(o, "driver", jstr(s->driver));
-	json_object_set_new(o, "gpus", json_string(gpus_text(buf, sizeof buf, s)));
+	json_object_set_new(o, "gpus", json_string(snapshot_gpus_text(&a, s)));
 	if (s->py_major) {
 		snprintf(buf, sizeof buf, "%d.%d", s->py_major, s->py_minor);
 		json_object_set_new(o, "python", json_string(buf));
@@ -222,8 +221,6 @@ static json_t *summary_json(const struct snapshot *s)
 	}
 	json_object_set_new(o, "dists", dists);
 	json_t *objs = json_object();
-	struct arena a;
-	arena_init(&a);
 	for (size_t i = 0; i < s->nfiles; i++) {
 		const struct snap_file *f = &s->files[i];
 		if (f->type != SNAP_ELF || !f->elf || f->elf->partial)

@@ -184,6 +184,9 @@ struct snapshot {
 	struct strmap by_path;	/* path -> struct snap_file * */
 };
 
+/* "9.0 NVIDIA H100, 12.0 RTX 5090": the GPUs as the summary and diff name them. */
+const char *snapshot_gpus_text(struct arena *a, const struct snapshot *s);
+
 /* The 64-bit hash exports are stored under (FNV-1a). */
 uint64_t snap_name_hash(const char *name);
 

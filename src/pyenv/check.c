@@ -697,19 +697,7 @@ static void prepare_gpu(struct check_ctx *x)
 	struct gpu_probe probe;
 	bool described = s->fs.vfs && s->fs.vfs->exclusive;	/* a snapshot: its GPUs were given */
 	cuda_host_complete(&s->arena, &s->fs, !o->no_driver && !fs_is_rooted(&s->fs) && !described, h, &probe);
-	char buf[256] = "";
-	size_t n = 0;
-	for (size_t i = 0; i < h->ngpu; i++) {
-		char cc[16];
-		cuda_cc_string(h->gpu[i].cc, cc, sizeof cc);
-		int w = snprintf(buf + n, sizeof buf - n, "%s%s (sm_%u)", i ? ", " : "",
-				 h->gpu[i].name ? h->gpu[i].name : cc, h->gpu[i].cc);
-		if (w > 0 && (size_t)w < sizeof buf - n)
-			n += (size_t)w;
-	}
-	x->c->gpu_line = h->ngpu ? arena_strdup(&s->arena, buf)
-		: arena_printf(&s->arena, "none known (%s): kernels not judged; --gpu SPEC judges them",
-			       h->no_gpu_reason ? h->no_gpu_reason : "no GPU found");
+	x->c->gpu_line = cuda_host_line(&s->arena, h);
 }
 
 static enum status prepare(struct check_ctx *x, const char *path, struct diag *d)
