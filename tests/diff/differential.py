@@ -209,6 +209,14 @@ def runpath(*dirs):
     return [f"-Wl,--enable-new-dtags,-rpath,{':'.join(dirs)}"]
 
 
+def real_platform():
+    """The $PLATFORM the real loader expands, read from its LD_DEBUG search path."""
+    env = dict(os.environ, LD_DEBUG="libs", LD_LIBRARY_PATH="/nonexistent-abiscope/$PLATFORM")
+    out = subprocess.run(["/bin/true"], env=env, capture_output=True, text=True).stderr
+    m = re.search(r"/nonexistent-abiscope/([^/:\s]+)", out)
+    return m.group(1) if m else os.uname().machine
+
+
 def have_m32():
     try:
         d = tempfile.mkdtemp()
@@ -284,9 +292,12 @@ def fixture_cases():
     fx.lib("libuse_lib.so", "int q(void); int u(void){return q();}",
            libs=[fx.p("lib/x86_64-linux-gnu/libq.so")], flags=runpath("$ORIGIN/$LIB"))
     run_pair("$LIB expands as the installed glibc does", fx.p("libuse_lib.so"), expect="loads")
-    fx.lib("x86_64/libp.so", "int pp(void){return 1;}")
+    # $PLATFORM is the CPU's (glibc picks "haswell" or "xeon_phi" on CPUs
+    # with those features, else AT_PLATFORM): ask the real loader which.
+    plat = real_platform()
+    fx.lib(plat + "/libp.so", "int pp(void){return 1;}")
     fx.lib("libuse_plat.so", "int pp(void); int u(void){return pp();}",
-           libs=[fx.p("x86_64/libp.so")], flags=runpath("${ORIGIN}/${PLATFORM}"))
+           libs=[fx.p(plat + "/libp.so")], flags=runpath("${ORIGIN}/${PLATFORM}"))
     run_pair("${PLATFORM} in braces", fx.p("libuse_plat.so"), expect="loads")
 
     fx = Fx("nodeflib")
