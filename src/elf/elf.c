@@ -1,4 +1,5 @@
 #include "elf/elf.h"
+#include "core/hashmap.h"
 
 /* Dynamic tags (gABI and GNU extensions). */
 enum {
@@ -559,6 +560,16 @@ uint32_t elf_gnu_hash(const char *name)
 	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
 		h = h * 33 + *p;
 	return h;
+}
+
+uint64_t elf_name_hash64(const char *name)
+{
+	return hash64_bytes(HASH64_INIT, name, strlen(name));
+}
+
+void elf_hashed_name(char out[ELF_HASHED_NAME_SIZE], uint64_t hash)
+{
+	snprintf(out, ELF_HASHED_NAME_SIZE, "#%016llx", (unsigned long long)hash);
 }
 
 uint32_t elf_sysv_hash(const char *name)

@@ -50,6 +50,13 @@ enum {
 /* ... whose exports were not recorded (only its name, needs and versions). */
 #define DT_ABISCOPE_PARTIAL 0x6ab15c01
 
+/* The 64-bit hash (FNV-1a) a snapshot stores an exported name under, and
+ * the name a DT_ABISCOPE_HASHED image exports it as: "#" and 16 hex digits
+ * (ELF_HASHED_NAME_SIZE bytes with the NUL). */
+#define ELF_HASHED_NAME_SIZE 18
+uint64_t elf_name_hash64(const char *name);
+void elf_hashed_name(char out[ELF_HASHED_NAME_SIZE], uint64_t hash);
+
 /* e_machine values abiscope names. */
 enum {
 	EM_386_ = 3, EM_ARM_ = 40, EM_X86_64_ = 62, EM_PPC64_ = 21, EM_S390_ = 22,
@@ -125,7 +132,7 @@ struct elf_file {
 	uint64_t dt_flags, dt_flags_1;
 	bool dt_bind_now, dt_textrel, dt_symbolic;
 	/* An image abiscope synthesised from a snapshot: exported symbols are
-	 * named "#<16 hex digits of snap_name_hash(name)>" (DT_ABISCOPE_HASHED). */
+	 * named "#<16 hex digits of elf_name_hash64(name)>" (DT_ABISCOPE_HASHED). */
 	bool hashed_names;
 	bool exports_unknown;	/* DT_ABISCOPE_PARTIAL */
 	struct bytes dynstr;

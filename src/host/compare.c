@@ -218,7 +218,7 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 				const struct snap_ref *ref = &uf->elf->refs[r];
 				if (ref->flags & SNAP_REF_WEAK)
 					continue;
-				uint64_t h = snap_name_hash(ref->name);
+				uint64_t h = elf_name_hash64(ref->name);
 				if (!has_hash(have_here, pe->nexports, h) || has_hash(have_there, qe->nexports, h))
 					continue;
 				if (strmap_get(&seen, ref->name))

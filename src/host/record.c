@@ -26,11 +26,6 @@
 #define TEXT_MAX (16u << 20)
 #define LINK_DEPTH 40
 
-uint64_t snap_name_hash(const char *name)
-{
-	return hash64_bytes(HASH64_INIT, name, strlen(name));
-}
-
 static void note_access(void *ctx, enum fs_access what, const char *path)
 {
 	struct snap_recorder *r = ctx;
@@ -188,7 +183,7 @@ static void describe_exports(struct builder *b, const struct elf_file *ef, struc
 		if (e->export_names)
 			e->export_names[e->nexports] = arena_strdup(b->a, sym.name);
 		struct snap_export *x = &e->exports[e->nexports++];
-		x->hash = snap_name_hash(sym.name);
+		x->hash = elf_name_hash64(sym.name);
 		x->versym = sym.versym;
 		x->info = (uint8_t)(sym.bind << 4 | (sym.type & 15));
 		x->flags = (uint8_t)((sym.value ? SNAP_HAS_VALUE : 0) | (sym.shndx == SHN_ABS_ ? SNAP_ABS : 0) |

@@ -35,7 +35,7 @@
 
 /* One exported symbol: what the loader's check_match needs, without the name. */
 struct snap_export {
-	uint64_t hash;		/* snap_name_hash(name) */
+	uint64_t hash;		/* elf_name_hash64(name) */
 	uint16_t versym;	/* raw DT_VERSYM entry (index | 0x8000 hidden) */
 	uint8_t info;		/* st_info: binding << 4 | type */
 	uint8_t flags;		/* SNAP_* below */
@@ -187,8 +187,6 @@ struct snapshot {
 /* "9.0 NVIDIA H100, 12.0 RTX 5090": the GPUs as the summary and diff name them. */
 const char *snapshot_gpus_text(struct arena *a, const struct snapshot *s);
 
-/* The 64-bit hash exports are stored under (FNV-1a). */
-uint64_t snap_name_hash(const char *name);
 
 /*
  * Recording: while a recorder is attached to a scan, every path the scan's

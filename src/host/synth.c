@@ -137,7 +137,7 @@ enum status snapshot_synth_elf(struct arena *a, const struct snap_elf *e, const 
 		s->versym = r->versym;
 		ref_sym[i] = (uint32_t)nsym++;
 	}
-	char hashed[24];
+	char hashed[ELF_HASHED_NAME_SIZE];
 	size_t nnamed = e->export_names ? 0 : e->nnamed;	/* with names, PyInit_* is among them */
 	for (size_t i = 0; i < e->nexports + nnamed; i++) {
 		struct symbol *s = &sym[nsym++];
@@ -146,7 +146,7 @@ enum status snapshot_synth_elf(struct arena *a, const struct snap_elf *e, const 
 			if (e->export_names) {
 				s->text = e->export_names[i];
 			} else {
-				snprintf(hashed, sizeof hashed, "#%016llx", (unsigned long long)x->hash);
+				elf_hashed_name(hashed, x->hash);
 				s->text = arena_strdup(a, hashed);
 			}
 			s->info = x->info;

@@ -10,7 +10,6 @@
  * ("num_versions == 1").
  */
 #include "loader/internal.h"
-#include "host/snapshot.h"
 
 #define ALLOWED_STT                                                                  \
 	((1u << STT_NOTYPE_) | (1u << STT_OBJECT_) | (1u << STT_FUNC_) |              \
@@ -87,7 +86,7 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 	memset(res, 0, sizeof *res);
 	uint32_t sysv_hash = 0;
 	bool sysv_done = false;
-	char hashed[20] = "";
+	char hashed[ELF_HASHED_NAME_SIZE] = "";
 	struct lmap *partial = NULL;
 	for (size_t s = 0; s < nscopes; s++) {
 		for (size_t i = 0; i < scope_n[s]; i++) {
@@ -105,8 +104,7 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 			if (ef->hashed_names) {
 				/* a snapshot's object: exports are named by their hash */
 				if (!hashed[0])
-					snprintf(hashed, sizeof hashed, "#%016llx",
-						 (unsigned long long)snap_name_hash(name));
+					elf_hashed_name(hashed, elf_name_hash64(name));
 				lname = hashed;
 				lgnu = elf_gnu_hash(lname);
 				lsysv = elf_sysv_hash(lname);
