@@ -3,7 +3,7 @@
  * process, and if not, why.
  */
 #include "cli/cli.h"
-#include "loader/verdict.h"
+#include "diagnose/verdict.h"
 #include "pyenv/interpreter.h"
 #include "cli/why_module.h"
 #include "cuda/verdict.h"

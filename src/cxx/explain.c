@@ -1,5 +1,5 @@
 #include "cxx/explain.h"
-#include "pyenv/torch.h"
+#include "cxx/torch.h"
 
 const char *cxx_package_of(struct arena *a, const char *path)
 {

@@ -10,7 +10,7 @@
 #include "host/compare.h"
 #include "cuda/gpu.h"
 #include "pyenv/check.h"
-#include "pyenv/torch.h"
+#include "cxx/torch.h"
 
 #include <sys/stat.h>
 #include <zlib.h>

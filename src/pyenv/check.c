@@ -1,7 +1,7 @@
 #include "pyenv/check.h"
 #include "cuda/verdict.h"
 #include "cxx/exports.h"
-#include "loader/verdict.h"
+#include "diagnose/verdict.h"
 #include "pyenv/interpreter.h"
 #include "pyenv/providers.h"
 

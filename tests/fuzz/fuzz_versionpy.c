@@ -1,7 +1,7 @@
-/* libFuzzer target: torch/version.py read as text (src/pyenv/torch.h) and
+/* libFuzzer target: torch/version.py read as text (src/cxx/torch.h) and
  * version node names as releases (src/cxx/versions.h). */
 #include "cxx/versions.h"
-#include "pyenv/torch.h"
+#include "cxx/torch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,8 +1,8 @@
 /* Unit tests: version nodes as releases (src/cxx/versions.h) and torch/version.py
- * read as text (src/pyenv/torch.h). */
+ * read as text (src/cxx/torch.h). */
 #include "unit.h"
 #include "cxx/versions.h"
-#include "pyenv/torch.h"
+#include "cxx/torch.h"
 
 static void ordering(void)
 {

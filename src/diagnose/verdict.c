@@ -1,9 +1,9 @@
-#include "loader/verdict.h"
+#include "diagnose/verdict.h"
 #include "cxx/abi.h"
 #include "cxx/demangle.h"
 #include "cxx/explain.h"
 #include "cxx/versions.h"
-#include "pyenv/torch.h"
+#include "cxx/torch.h"
 
 #include <errno.h>
 

@@ -1,5 +1,8 @@
 /*
- * torch.h: the installed torch, from its files, never imported.
+ * cxx/torch.h: the installed torch as a C++ library (its release, CXX11 ABI
+ * and CUDA runtime), from its files, never imported.  It sits in cxx/
+ * because the C++ explanations (cxx/explain.c) name the torch an extension
+ * was built against; pyenv/ and above use it too.
  *
  *   torch/version.py         __version__ ("2.10.0+cu130"), cuda ("13.0" or
  *                            None), git_version, hip, rocm, xpu, debug:
@@ -16,8 +19,8 @@
  * assignment is skipped.  Results live in the caller's arena; files are
  * read through the scan's file-system view and object cache.
  */
-#ifndef ABISCOPE_PYENV_TORCH_H
-#define ABISCOPE_PYENV_TORCH_H
+#ifndef ABISCOPE_CXX_TORCH_H
+#define ABISCOPE_CXX_TORCH_H
 
 #include "core/bytes.h"
 #include "elf/object.h"

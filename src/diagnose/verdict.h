@@ -1,5 +1,7 @@
 /*
- * verdict.h: `abiscope why` as a library call.
+ * diagnose/verdict.h: `abiscope why` as a library call, above the loader
+ * model (it reads the loader's raw failures and explains them with cxx/
+ * and the torch identity); pyenv/check.c and the CLI call it.
  *
  * why_run() builds the process (its executable, interpreter and their
  * dependencies), replays the preloads in order, then dlopen()s the target

@@ -1,4 +1,4 @@
-#include "pyenv/torch.h"
+#include "cxx/torch.h"
 #include "cxx/abi.h"
 
 /* ---- torch/version.py ---- */
