@@ -8,6 +8,11 @@
 #   make fuzz-run   runs each fuzz target for FUZZ_SECONDS (default 30)
 #   make demo       builds the bundled demo environment and runs abiscope on it
 #   make bench      runs the benchmark script (see bench/README.md)
+#   make readme     regenerates README.md's generated blocks
+#
+# Before anything compiles, mk/deps.sh checks the Debian packages that the goal
+# needs (the list is mk/deps.txt) and installs the missing ones with apt-get
+# when it can, or stops with the command to run.  DEPS=skip skips the check.
 
 CC      ?= cc
 BUILD   ?= build
@@ -36,7 +41,26 @@ TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools clean lint
+# The dependency check runs while make reads this file, before it builds
+# anything, so a missing header is reported before a compile error; its
+# stamp is redone when the list changes.
+DEPS_GOALS := $(if $(MAKECMDGOALS),$(MAKECMDGOALS),all)
+DEPS_KINDS := build $(if $(filter test test-asan,$(DEPS_GOALS)),test) \
+	$(if $(filter fuzz fuzz-run,$(DEPS_GOALS)),fuzz)
+DEPS_STAMP := $(BUILD)/deps-$(subst $(eval) ,-,$(strip $(DEPS_KINDS))).ok
+ifneq ($(DEPS),skip)
+ifneq ($(filter-out clean lint readme,$(DEPS_GOALS)),)
+ifeq ($(shell [ $(DEPS_STAMP) -nt mk/deps.txt ] && [ $(DEPS_STAMP) -nt mk/deps.sh ] && echo fresh),)
+DEPS_FAILURE := $(shell CC="$(CC)" sh mk/deps.sh --make check $(DEPS_KINDS) && \
+	mkdir -p $(BUILD) && echo "$(DEPS_KINDS)" >$(DEPS_STAMP))
+ifneq ($(DEPS_FAILURE),)
+$(error $(DEPS_FAILURE))
+endif
+endif
+endif
+endif
+
+.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools clean lint readme
 
 all: abiscope
 
@@ -118,6 +142,10 @@ bench: all bench-tools
 
 lint:
 	@sh tests/lint.sh
+
+# README.md's generated blocks (the package list, the synopses)
+readme:
+	@sh mk/readme.sh
 
 clean:
 	rm -rf build build-asan build-fuzz abiscope

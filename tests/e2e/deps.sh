@@ -1,0 +1,91 @@
+#!/bin/sh
+# The dependency check (mk/deps.sh, run by the Makefile before it compiles):
+# on a machine without jansson.h, `make` must stop before any compile error,
+# with one line naming the command (not root), or run apt-get (root).
+# jansson.h is hidden in a private mount namespace: /usr/include is covered
+# by a tmpfs of symlinks to every header but that one.
+. "$(dirname "$0")/lib.sh"
+fixture_dir deps
+
+# hidden CMD...: runs CMD with /usr/include/jansson.h absent
+hidden() {
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	$UNSHARE sh -c '
+		set -e
+		mkdir -p "$FX/orig"
+		mount --bind /usr/include "$FX/orig"
+		mount -t tmpfs tmpfs /usr/include
+		for f in "$FX"/orig/* "$FX"/orig/.[!.]*; do
+			[ -e "$f" ] || continue
+			[ "${f##*/}" = jansson.h ] || ln -s "$f" "/usr/include/${f##*/}"
+		done
+		"$@"' sh "$@"
+}
+export FX
+if [ ! -f /usr/include/jansson.h ]; then
+	echo "ok - dependency check # SKIP /usr/include/jansson.h is not where this test hides it"
+	exit 0
+fi
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+	UNSHARE="unshare -m"
+elif unshare -rm true 2>/dev/null; then
+	UNSHARE="unshare -rm"
+else
+	echo "ok - dependency check # SKIP no mount namespaces here (unshare -m)"
+	exit 0
+fi
+
+# The probe itself sees the header go.
+out=$(hidden sh -c 'printf "#include <jansson.h>\nint main(void){return 0;}\n" | cc -x c -o /dev/null - 2>&1')
+ok=$?
+expect_eq "$ok" 1 "with the header hidden, a compile that includes it fails (the hiding works)"
+
+# Root, or passwordless sudo: the check installs the package. A stand-in
+# apt-get records its arguments; the header stays hidden, so the check must
+# also notice that the install did not fix it.
+mkdir -p "$FX/bin"
+cat >"$FX/bin/apt-get" <<EOF
+#!/bin/sh
+echo "\$*" >>"$FX/apt-get.log"
+EOF
+chmod +x "$FX/bin/apt-get"
+out=$(hidden env PATH="$FX/bin:$PATH" make -C "$TOP" BUILD="$FX/root-build" abiscope 2>&1)
+status=$?
+expect_eq "$status" 2 "root: make stops"
+expect_contains "$out" "abiscope: missing libjansson-dev: no jansson.h -ljansson; installing: apt-get install -y libjansson-dev" \
+	"root: it names the package and installs it"
+expect_eq "$(cat "$FX/apt-get.log" 2>/dev/null)" "update -qq
+install -y -qq --no-install-recommends libjansson-dev" "root: apt-get update, then install of exactly the missing package"
+expect_contains "$out" "still missing after 'apt-get install': libjansson-dev" \
+	"root: a package that did not fix the probe is reported"
+expect_not_contains "$out" "fatal error" "root: no compile error"
+expect_eq "$(find "$FX/root-build" -name '*.o' 2>/dev/null | wc -l)" 0 "root: nothing compiled"
+
+# Not root, no sudo: one line, the exact command, nothing compiled.
+if [ "$UNSHARE" = "unshare -m" ] && command -v setpriv >/dev/null 2>&1; then
+	mkdir -p "$FX/user-build"
+	chown 65534:65534 "$FX/user-build"
+	out=$(hidden setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env PATH="/usr/bin:/bin" HOME=/nonexistent make -s -C "$TOP" BUILD="$FX/user-build" abiscope 2>&1)
+	status=$?
+	expect_eq "$status" 2 "user: make stops"
+	expect_eq "$(printf '%s\n' "$out" | wc -l)" 1 "user: one line"
+	expect_contains "$out" \
+		"abiscope: missing libjansson-dev: no jansson.h -ljansson; install them with: sudo apt-get install -y libjansson-dev" \
+		"user: it names the exact command"
+	expect_eq "$(find "$FX/user-build" -name '*.o' 2>/dev/null | wc -l)" 0 "user: nothing compiled"
+else
+	echo "ok - dependency check as a user # SKIP needs root to drop to one"
+fi
+
+# Everything present: the check passes quietly and the build goes on.
+out=$(sh "$TOP/mk/deps.sh" check build 2>&1)
+expect_eq "$?:$out" "0:" "with every header present, the check is silent"
+
+# The README's package list is the list mk/deps.txt gives.
+want=$(sh "$TOP/mk/deps.sh" readme)
+got=$(sed -n '/<!-- deps.txt: begin/,/<!-- deps.txt: end/p' "$TOP/README.md" | sed '1d;$d')
+expect_eq "$got" "$want" "README's package list is mk/deps.txt's (regenerate with: make readme)"
+# And .ci/run installs from that list, not a copy of it.
+expect_contains "$(cat "$TOP/.ci/run")" "mk/deps.sh" ".ci/run installs through mk/deps.sh"
+[ "$fails" -eq 0 ]
