@@ -1,5 +1,7 @@
 #include "cuda/gpu.h"
 
+#include "loader/process.h"
+
 #include <ctype.h>
 #include <dlfcn.h>
 #include <link.h>
@@ -102,15 +104,76 @@ static void *sym(void *h, const char *name, struct gpu_probe *p, struct arena *a
 	return f;
 }
 
-static void probe_libcuda(struct arena *a, struct gpu_probe *p)
+/*
+ * Opens the system's libcuda.so.1 and nothing else.  A bare name handed
+ * to dlopen() would be searched through LD_LIBRARY_PATH, which often
+ * points into an environment we inspect: a file there would run its
+ * constructors in our process.  So the loader model picks the files, as
+ * for a process with no LD_LIBRARY_PATH and no RUNPATH (ld.so.cache, then
+ * the default directories), and they are opened by absolute path,
+ * dependencies first, so that the loader finds each one already loaded
+ * and never searches.  A driver the model says would not load is not
+ * loaded.  NULL with p->libcuda_error set when it is not opened.
+ */
+static void *open_trusted_libcuda(struct arena *a, struct gpu_probe *p)
 {
-	p->tried_libcuda = true;
-	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	/* the host's own disk, unrecorded: what the model reads to pick the
+	 * driver is not part of anything inspected */
+	struct fsview host;
+	fs_init(&host, NULL);
+	struct objcache oc;
+	objcache_init(&oc, a, &host);
+	struct proc_options po;
+	memset(&po, 0, sizeof po);
+	struct process proc;
+	struct diag d;
+	diag_clear(&d);
+	void *h = NULL;
+	if (proc_init(&proc, a, &oc, &po, NULL, &d) != ST_OK) {
+		p->libcuda_error = arena_printf(a, "the system's loader could not be modelled: %s", d.msg);
+		goto out;
+	}
+	struct dlopen_result r;
+	proc_dlopen(&proc, "libcuda.so.1", false, &r);
+	if (!r.root || (r.root->how != FOUND_CACHE && r.root->how != FOUND_DEFAULT)) {
+		p->libcuda_error = arena_strdup(a, r.dlerror ? r.dlerror
+							 : "libcuda.so.1: not in ld.so.cache nor in the system's directories");
+		goto out;
+	}
+	if (!r.ok) {
+		p->libcuda_error = arena_printf(a, "not loaded, it would fail: %s", r.dlerror);
+		goto out;
+	}
+	/* dependencies first (the search list is breadth-first from the root) */
+	for (size_t i = r.nsearchlist; i-- > 1;) {
+		const struct lmap *m = r.searchlist[i];
+		if (m->is_interp || !m->name || m->name[0] != '/')
+			continue;
+		void *dep = dlopen(m->name, RTLD_NOW | RTLD_LOCAL);
+		if (!dep) {
+			const char *e = dlerror();
+			p->libcuda_error = arena_strdup(a, e ? e : m->name);
+			goto out;
+		}
+		/* left open: libcuda.so.1 needs it, and closes with it */
+	}
+	p->libcuda_path = arena_strdup(a, r.root->name);
+	h = dlopen(r.root->name, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		const char *e = dlerror();
 		p->libcuda_error = arena_strdup(a, e ? e : "libcuda.so.1 cannot be loaded");
-		return;
 	}
+out:
+	objcache_release(&oc);
+	return h;
+}
+
+static void probe_libcuda(struct arena *a, struct gpu_probe *p)
+{
+	p->tried_libcuda = true;
+	void *h = open_trusted_libcuda(a, p);
+	if (!h)
+		return;
 	p->libcuda_loaded = true;
 	struct link_map *lm = NULL;
 	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name) {
@@ -241,8 +304,13 @@ void cuda_host_from_probe(struct arena *a, struct cuda_host *h, const struct gpu
 void cuda_host_complete(struct arena *a, const struct fsview *fs, bool use_libcuda,
 			struct cuda_host *h, struct gpu_probe *p)
 {
-	bool need_driver = h->ngpu == 0 || !h->driver_known;
-	gpu_probe_run(a, fs, use_libcuda && need_driver, p);
+	/* Files first; the driver is loaded only for what --gpu, --driver and
+	 * the kernel module's version file leave open: the GPUs, or the
+	 * driver's CUDA release when no version file says it. */
+	gpu_probe_run(a, fs, false, p);
+	bool need = h->ngpu == 0 || (!h->driver_known && !p->module_ok);
+	if (use_libcuda && need && !fs_is_rooted(fs))
+		probe_libcuda(a, p);
 	cuda_host_from_probe(a, h, p);
 }
 

@@ -7,7 +7,10 @@
  * the scan's file-system view, so under --root it reads the root's files.
  * On the running system (not under --root) and unless told not to, it
  * then dlopen()s the system's libcuda.so.1: the one library abiscope ever
- * loads, the driver itself, never a file it inspects.  It asks only
+ * loads, the driver itself, never a file it inspects.  Which file is
+ * decided by the loader model for a process without LD_LIBRARY_PATH
+ * (ld.so.cache, the default directories), and it and its dependencies
+ * are opened by absolute path: LD_LIBRARY_PATH cannot redirect it.  It asks only
  * cuDriverGetVersion, cuInit, cuDeviceGetCount, cuDeviceGet,
  * cuDeviceGetAttribute (compute capability) and cuDeviceGetName: no
  * context is created, nothing is allocated on a GPU.  No driver is a
@@ -90,8 +93,9 @@ void cuda_host_add_gpu(struct cuda_host *h, unsigned cc, const char *name, const
 void cuda_host_from_probe(struct arena *a, struct cuda_host *h, const struct gpu_probe *p);
 /*
  * Completes h from the machine: the probe runs (into *p) for whatever
- * --gpu and --driver left open; libcuda.so.1 is loaded only when GPUs or
- * the driver's CUDA version are still unknown and use_libcuda allows.
+ * --gpu and --driver left open; libcuda.so.1 is loaded only when the GPUs
+ * are unknown, or the driver is unknown and no version file names it, and
+ * use_libcuda allows.
  */
 void cuda_host_complete(struct arena *a, const struct fsview *fs, bool use_libcuda,
 			struct cuda_host *h, struct gpu_probe *p);
