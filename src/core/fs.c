@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #define MAX_SYMLINKS 40
@@ -433,6 +434,43 @@ bool fs_realpath(const struct fsview *fs, const char *path, char *out, size_t ou
 	const char *logical = hp + fs->root_len;
 	snprintf(out, outsz, "%s", *logical ? logical : "/");
 	return true;
+}
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+bool fs_on_pseudo_fs(const struct fsview *fs, const char *path)
+{
+	char canon[PATH_MAX];
+	int err = 0;
+	if (fs->vfs) {
+		char abs[PATH_MAX], norm[PATH_MAX];
+		fs_absolute(fs, path, abs, sizeof abs);
+		path_normalize(abs, norm, sizeof norm);
+		bool handled;
+		vfs_resolve(fs->vfs, norm, true, &err, &handled, canon, sizeof canon);
+		if (handled)
+			return false;	/* described bytes, not the kernel's */
+	}
+	if (fs_realpath(fs, path, canon, sizeof canon, &err) &&
+	    (under(canon, "/proc") || under(canon, "/sys") || under(canon, "/dev")))
+		return true;
+	char hp[PATH_MAX * 2];
+	if (!host_path(fs, path, true, hp, sizeof hp, &err))
+		return false;
+	struct statfs sf;
+	if (statfs(hp, &sf) != 0)
+		return false;
+	/* procfs, sysfs, debugfs, securityfs, cgroup v1/v2, devpts, configfs */
+	static const unsigned long magic[] = { 0x9fa0, 0x62656572, 0x64626720, 0x73636673,
+					       0x27e0eb, 0x63677270, 0x1cd1, 0x62656570 };
+	for (size_t i = 0; i < sizeof magic / sizeof magic[0]; i++)
+		if ((unsigned long)sf.f_type == magic[i])
+			return true;
+	return false;
 }
 
 static int open_ro(const struct fsview *fs, const char *hp)

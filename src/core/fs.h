@@ -73,6 +73,16 @@ bool fs_realpath(const struct fsview *fs, const char *path, char *out, size_t ou
  * headsz bytes of a regular file.  FIFOs and devices are never read: kind
  * tells the caller (the real loader would block on a FIFO).
  */
+/*
+ * True when path leads (links followed) to a kernel pseudo file system:
+ * /proc, /sys, /dev, or anything mounted as procfs, sysfs, debugfs,
+ * securityfs, cgroup, devpts or configfs.  Their files describe the
+ * running process and machine (/proc/self/environ holds our environment),
+ * not an inspected tree: nothing read from them may be recorded or taken
+ * for a package's file.  False for files a vfs describes.
+ */
+bool fs_on_pseudo_fs(const struct fsview *fs, const char *path);
+
 struct fs_probe {
 	int open_err;
 	int read_err;

@@ -67,6 +67,8 @@ struct builder {
 	struct ptrvec files;		/* struct snap_file * */
 	struct idmap inodes;		/* (dev, ino) -> the first regular file described */
 	struct strmap plain;		/* prefixes known not to be links */
+	struct ptrvec site;		/* the env's site directories (named, canonical) */
+	struct ptrvec tree;		/* those and the env's root */
 };
 
 static struct snap_file *file_at(struct builder *b, const char *path, enum snap_file_type type)
@@ -111,6 +113,8 @@ static bool resolve_recording(struct builder *b, const char *path, char *out, si
 		p += n;
 		if (strmap_get(&b->plain, cur))
 			continue;
+		if (str_eq(cur, "/proc") || str_eq(cur, "/sys"))
+			return false;	/* the kernel's, not the host's files */
 		char target[PATH_MAX];
 		if (!fs_readlink(&b->s->fs, cur, target, sizeof target)) {
 			strmap_put(b->a, &b->plain, arena_strdup(b->a, cur), (void *)1);
@@ -334,11 +338,62 @@ static bool list_one(void *ctx, const char *name, enum fs_kind kind, bool is_lin
 	return true;
 }
 
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+static void add_dir(struct builder *b, struct ptrvec *v, const char *dir)
+{
+	if (!dir)
+		return;
+	ptrvec_push(b->a, v, (void *)dir);
+	char canon[PATH_MAX];
+	int err;
+	if (fs_realpath(&b->s->fs, dir, canon, sizeof canon, &err))
+		ptrvec_push(b->a, v, arena_strdup(b->a, canon));
+}
+
+/* The environment's site directories and root, as named and canonical. */
+static void set_tree(struct builder *b, const struct pyenv *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->nsite; i++)
+		add_dir(b, &b->site, e->site[i]);
+	add_dir(b, &b->tree, e->root);
+	for (size_t i = 0; i < b->site.n; i++)
+		ptrvec_push(b->a, &b->tree, b->site.item[i]);
+}
+
+static bool under_any(const struct ptrvec *dirs, const char *path)
+{
+	for (size_t i = 0; i < dirs->n; i++)
+		if (path_under(path, dirs->item[i]))
+			return true;
+	return false;
+}
+
 static void describe(struct builder *b, const char *logical, unsigned want)
 {
 	char path[PATH_MAX];
 	if (!resolve_recording(b, logical, path, sizeof path, 0))
 		return;
+	/* The kernel's files describe this process and machine, never a
+	 * package: /proc/self/environ would carry our own secrets. */
+	if (fs_on_pseudo_fs(&b->s->fs, path))
+		return;
+	/* A package's file (under a site directory) linked to a file outside
+	 * the environment is kept as the link, not as what it points to: a
+	 * METADATA linked to ~/.netrc must not travel.  (The interpreter a
+	 * venv links to is outside by design and is described.) */
+	char norm[PATH_MAX];
+	path_normalize(logical, norm, sizeof norm);
+	if ((want & WANT_TEXT) && under_any(&b->site, norm) && !under_any(&b->tree, path))
+		want &= ~(unsigned)WANT_TEXT;
 	struct fs_stat st;
 	fs_stat(&b->s->fs, path, &st);
 	if (st.kind == FS_DIR) {
@@ -478,6 +533,7 @@ enum status snapshot_build(struct scan *s, const struct snap_recorder *r, const 
 		snap->kernel = arena_strdup(b.a, u.release);
 	copy_facts(&b, f);
 
+	set_tree(&b, o->env);
 	/* the loader and what the analysis touched */
 	describe(&b, f->interp, WANT_ELF);
 	for (size_t i = 0; i < r->order.n; i++) {

@@ -163,6 +163,10 @@ static char *slurp(struct scan *s, const char *path, size_t *len)
 	char *buf = NULL;
 	struct diag d;
 	diag_clear(&d);
+	/* a metadata file linked into /proc or /sys describes this process
+	 * (/proc/self/environ), not the package */
+	if (fs_on_pseudo_fs(&s->fs, path))
+		return NULL;
 	if (fs_read_small(&s->fs, path, MAX_META_FILE, &buf, len, &d) != ST_OK)
 		return NULL;
 	return buf;

@@ -55,4 +55,19 @@ unset ABISCOPE_TEST_MARK
 $ABISCOPE gpu --json >"$FX/gpu.json" 2>&1
 expect_not_contains "$(cat "$FX/gpu.json")" "$FX/evil" "gpu: the driver it reports is not the one on LD_LIBRARY_PATH"
 
+# ---- 2. a snapshot carries nothing from outside the environment
+make_env "$FX/env2"
+DI=$FX/env2/lib/python3.11/site-packages/pkg-1.0.dist-info
+rm "$DI/METADATA" "$DI/RECORD"
+ln -s /proc/self/environ "$DI/METADATA"
+ln -s /proc/self/environ "$DI/RECORD"
+printf 'SECRET=%s\n' s3cr3t-outside-value >"$FX/outside.txt"
+ln -s "$FX/outside.txt" "$FX/env2/lib/python3.11/site-packages/pkg/__init__.py"
+ABISCOPE_TEST_SECRET=s3cr3t-environ-value $ABISCOPE snapshot --no-driver -o "$FX/s2.json" "$FX/env2" >"$FX/out2.txt" 2>&1
+expect_eq "$?" 0 "snapshot of an env whose METADATA/RECORD link to /proc/self/environ: exit 0"
+expect_not_contains "$(cat "$FX/s2.json")" "s3cr3t-environ-value" "snapshot: /proc/self/environ is not recorded"
+expect_not_contains "$(cat "$FX/s2.json")" "s3cr3t-outside-value" "snapshot: a link out of the env is kept as a link, not its content"
+expect_eq "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sorted(f["path"] for f in j["files"] if f["path"].startswith(("/proc","/sys"))))' "$FX/s2.json")" "[]" \
+	"snapshot: no file of /proc or /sys is described"
+
 finish
