@@ -141,7 +141,7 @@ bench: all bench-tools
 	@BUILD=$(BUILD) python3 bench/run
 
 lint:
-	@sh tests/lint.sh
+	@python3 tests/lint.py
 
 # README.md's generated blocks (the package list, the synopses)
 readme:

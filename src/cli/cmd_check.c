@@ -435,6 +435,8 @@ int cmd_check(int argc, char **argv)
 		o.root = "(snapshot)";	/* nothing of this machine's environment applies */
 	}
 	o.opt.path_env = o.root ? NULL : getenv("PATH");
+	o.opt.virtual_env = getenv("VIRTUAL_ENV");
+	o.opt.conda_prefix = getenv("CONDA_PREFIX");
 	if (!o.llp_given)
 		o.opt.ld_library_path = o.root ? NULL : getenv("LD_LIBRARY_PATH");
 	const char *bn = o.root ? NULL : getenv("LD_BIND_NOW");

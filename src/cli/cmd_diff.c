@@ -120,6 +120,7 @@ int cmd_diff(int argc, char **argv)
 	struct capture_options co;
 	memset(&co, 0, sizeof co);
 	co.no_driver = true;	/* an environment of this machine: its driver is this one's */
+	co.path_env = getenv("PATH");
 	int code = EXIT_OK;
 	size_t opened = 0;
 	for (size_t i = 0; i < 2; i++) {

@@ -184,6 +184,8 @@ int cmd_explain(int argc, char **argv)
 	memset(&opt, 0, sizeof opt);
 	opt.python = o.python;
 	opt.path_env = o.root ? NULL : getenv("PATH");
+	opt.virtual_env = getenv("VIRTUAL_ENV");
+	opt.conda_prefix = getenv("CONDA_PREFIX");
 	opt.ld_library_path = o.root ? NULL : getenv("LD_LIBRARY_PATH");
 	const char *env_path = NULL;
 	struct pyenv around;

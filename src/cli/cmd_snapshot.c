@@ -93,7 +93,11 @@ int cmd_snapshot(int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	struct scan s;
 	scan_init(&s, o.root);
-	struct capture_options co = { o.python, o.full, o.no_driver, o.names, o.label };
+	struct capture_options co = {
+		.python = o.python, .full = o.full, .no_driver = o.no_driver, .names = o.names,
+		.label = o.label, .path_env = getenv("PATH"), .virtual_env = getenv("VIRTUAL_ENV"),
+		.conda_prefix = getenv("CONDA_PREFIX"),
+	};
 	struct snapshot snap;
 	struct env_check c;
 	struct diag d;

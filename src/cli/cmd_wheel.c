@@ -166,6 +166,8 @@ int cmd_wheel(int argc, char **argv)
 	memset(&co, 0, sizeof co);
 	co.python = o.python;
 	co.path_env = o.root ? NULL : getenv("PATH");
+	co.virtual_env = getenv("VIRTUAL_ENV");
+	co.conda_prefix = getenv("CONDA_PREFIX");
 	co.ld_library_path = o.root ? NULL : getenv("LD_LIBRARY_PATH");
 	co.assume_driver = o.assume_driver;
 	co.cuda_home = o.root ? NULL : getenv("CUDA_HOME");

@@ -39,6 +39,8 @@ int why_module(const struct why_module_args *o)
 	memset(&opt, 0, sizeof opt);
 	opt.python = o->python;
 	opt.path_env = o->root ? NULL : getenv("PATH");
+	opt.virtual_env = getenv("VIRTUAL_ENV");
+	opt.conda_prefix = getenv("CONDA_PREFIX");
 	opt.ld_library_path = o->ld_library_path;
 	struct env_check c;
 	struct diag d;

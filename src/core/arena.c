@@ -3,17 +3,24 @@
 struct arena_block {
 	struct arena_block *next;
 	size_t used, size;
-	_Alignas(16) unsigned char data[];
+	_Alignas(16) unsigned char mem[];
 };
 
 #define ARENA_DEFAULT_BLOCK (256u * 1024u)
 
+/* The library never prints: a program that wants a message on
+ * exhaustion defines arena_out_of_memory() (the CLI does); this weak
+ * default only stops. */
+__attribute__((weak)) void arena_out_of_memory(size_t size)
+{
+	(void)size;
+	abort();
+}
+
 static void out_of_memory(size_t size)
 {
-	/* The only place the library writes to stderr: there is no one left
-	 * to return to when memory is exhausted. */
-	fprintf(stderr, "abiscope: out of memory allocating %zu bytes\n", size);
-	abort();
+	arena_out_of_memory(size);
+	abort();	/* in case the program's handler returns */
 }
 
 void arena_init(struct arena *a)
@@ -65,7 +72,7 @@ void *arena_alloc(struct arena *a, size_t size)
 		}
 		b = nb;
 	}
-	void *p = b->data + b->used;
+	void *p = b->mem + b->used;
 	b->used += need;
 	a->total += need;
 	memset(p, 0, need);

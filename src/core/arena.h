@@ -7,8 +7,11 @@
  * larger than the block size gets a block of its own.
  *
  * Allocation failure is not recoverable in abiscope (the inputs are
- * bounded by what is mapped), so the arena aborts with a message on OOM
- * rather than making every caller test for NULL.
+ * bounded by what is mapped), so the arena aborts on OOM rather than
+ * making every caller test for NULL.  It first calls
+ * arena_out_of_memory(size): a weak symbol that only aborts, which a
+ * program overrides to say so (the CLI prints one line; the library never
+ * prints).
  */
 #ifndef ABISCOPE_ARENA_H
 #define ABISCOPE_ARENA_H
@@ -25,6 +28,8 @@ struct arena {
 };
 
 void arena_init(struct arena *a);
+/* Called once before the arena aborts on exhaustion; see above. */
+void arena_out_of_memory(size_t size);
 void arena_release(struct arena *a);
 
 /* Zeroed, aligned to 16 bytes. */

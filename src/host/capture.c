@@ -40,7 +40,9 @@ enum status snapshot_capture(struct scan *s, const char *path, const struct capt
 	co.python = o->python;
 	co.libraries_too = true;
 	bool rooted = fs_is_rooted(&s->fs);
-	co.path_env = rooted ? NULL : getenv("PATH");
+	co.path_env = rooted ? NULL : o->path_env;
+	co.virtual_env = o->virtual_env;
+	co.conda_prefix = o->conda_prefix;
 	enum status st = check_env(s, path, &co, c, d);
 	if (st != ST_OK) {
 		snapshot_record_end(s);

@@ -288,6 +288,8 @@ struct capture_options {
 	const char *python;
 	bool full, no_driver, names;
 	const char *label;
+	const char *path_env;		/* PATH (from the CLI), to find python3 */
+	const char *virtual_env, *conda_prefix;	/* the default environment */
 };
 struct env_check;
 enum status snapshot_capture(struct scan *s, const char *path, const struct capture_options *o,

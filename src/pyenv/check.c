@@ -710,7 +710,7 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 	else if (path)
 		st = pyenv_open(s, path, &c->env, d);
 	else
-		st = pyenv_default(s, getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX"), x->o->path_env, NULL, NULL,
+		st = pyenv_default(s, x->o->virtual_env, x->o->conda_prefix, x->o->path_env, NULL, NULL,
 				   &c->env, d);
 	if (st != ST_OK)
 		return st;

@@ -25,6 +25,9 @@ struct check_options {
 	bool verify_hashes;		/* sha256 every RECORD entry */
 	bool libraries_too;		/* also dlopen libraries that are not extension modules */
 	const char *path_env;		/* PATH, to find python3 for plain folders */
+	/* $VIRTUAL_ENV and $CONDA_PREFIX: the default environment when no
+	 * path is given (the CLI reads the environment; the library never does) */
+	const char *virtual_env, *conda_prefix;
 	const char *ld_library_path;
 	bool ld_bind_now;
 	bool torch_rtld_global;		/* TORCH_USE_RTLD_GLOBAL set */

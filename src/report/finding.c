@@ -1,5 +1,25 @@
 #include "report/finding.h"
 
+static const struct finding_kind kinds[] = {
+#define FINDING(id, severity, section) {id, severity, section},
+#include "../../data/findings.def"
+#undef FINDING
+};
+
+const struct finding_kind *finding_kind_of(const char *id)
+{
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (str_eq(kinds[i].id, id))
+			return &kinds[i];
+	return NULL;
+}
+
+size_t finding_kinds(const struct finding_kind **table)
+{
+	*table = kinds;
+	return sizeof kinds / sizeof kinds[0];
+}
+
 void findings_init(struct findings *fl, struct arena *a)
 {
 	memset(fl, 0, sizeof *fl);

@@ -47,6 +47,17 @@ void finding_line(struct findings *fl, struct finding *f, const char *fmt, ...)
 void finding_fix(struct findings *fl, struct finding *f, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 const char *severity_name(enum severity s);
+
+/* The registry of finding ids (data/findings.def): every id a finding may
+ * carry, with its default severity and the section of docs/findings.md
+ * that documents it.  NULL for an id that is not registered. */
+struct finding_kind {
+	const char *id;
+	enum severity severity;
+	const char *section;
+};
+const struct finding_kind *finding_kind_of(const char *id);
+size_t finding_kinds(const struct finding_kind **table);
 size_t findings_count(const struct findings *fl, enum severity s);
 struct finding *findings_at(const struct findings *fl, size_t i);
 

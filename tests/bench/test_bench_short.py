@@ -3,11 +3,11 @@
 
 Runs `bench/run --short --no-build` (the small corpora, the peers that are
 installed, 3 runs) against the build under test and checks what it
-produced: it exits 0 within a minute, every corpus has an abiscope row and
+produced: it exits 0, every corpus has an abiscope row and
 an I/O floor with a byte count, every row of the Markdown table is well
 formed with numbers where numbers belong, every peer has a ratio, and the
-JSON agrees with the table.  It asserts nothing about speed beyond the
-minute: timings belong in BENCHMARKS.md, not in a test that a loaded
+JSON agrees with the table.  It asserts nothing about speed (it prints
+how long it took): timings belong in BENCHMARKS.md, not in a test that a loaded
 machine could fail.
 
 Environment: ABISCOPE, BUILD (as tests/run.sh sets them).  The bench
@@ -73,12 +73,9 @@ def main():
                             "--no-build", "--md", md, "--json", js] + runs,
                            capture_output=True, text=True, env=env, timeout=600)
         took = time.monotonic() - t0
-        report(r.returncode == 0, "bench/run --short exits 0", r.stderr[-2000:])
-        if sanitized(ABISCOPE):
-            print(f"ok - bench/run --short finishes within a minute ({took:.0f} s) "
-                  "# SKIP a sanitizer build is timed, not the release one")
-        else:
-            report(took < 60, f"bench/run --short finishes within a minute ({took:.0f} s)")
+        # Its duration is printed, never asserted: speed is measured by the
+        # benchmark itself, as ratios, not by a timed test on a shared machine.
+        report(r.returncode == 0, f"bench/run --short exits 0 (took {took:.0f} s)", r.stderr[-2000:])
         if r.returncode != 0:
             return 1
         table = open(md).read()
