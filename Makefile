@@ -9,12 +9,19 @@
 #   make demo       builds the bundled demo environment and runs abiscope on it
 #   make bench      runs the benchmark script (see bench/README.md)
 #   make readme     regenerates README.md's generated blocks
+#   make install    installs the binary, man pages and bash/zsh completion
+#                   under $(DESTDIR)$(PREFIX) (default /usr/local)
 #
 # Before anything compiles, mk/deps.sh checks the Debian packages that the goal
 # needs (the list is mk/deps.txt) and installs the missing ones with apt-get
 # when it can, or stops with the command to run.  DEPS=skip skips the check.
 
 CC      ?= cc
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 BUILD   ?= build
 WERROR  ?= -Werror
 OPT     ?= -O2
@@ -49,7 +56,7 @@ DEPS_KINDS := build $(if $(filter test test-asan,$(DEPS_GOALS)),test) \
 	$(if $(filter fuzz fuzz-run,$(DEPS_GOALS)),fuzz)
 DEPS_STAMP := $(BUILD)/deps-$(subst $(eval) ,-,$(strip $(DEPS_KINDS))).ok
 ifneq ($(DEPS),skip)
-ifneq ($(filter-out clean lint readme,$(DEPS_GOALS)),)
+ifneq ($(filter-out clean lint uninstall,$(DEPS_GOALS)),)
 ifeq ($(shell [ $(DEPS_STAMP) -nt mk/deps.txt ] && [ $(DEPS_STAMP) -nt mk/deps.sh ] && echo fresh),)
 DEPS_FAILURE := $(shell CC="$(CC)" sh mk/deps.sh --make check $(DEPS_KINDS) && \
 	mkdir -p $(BUILD) && echo "$(DEPS_KINDS)" >$(DEPS_STAMP))
@@ -60,7 +67,7 @@ endif
 endif
 endif
 
-.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools clean lint readme
+.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools clean lint readme docs install uninstall
 
 all: abiscope
 
@@ -143,9 +150,27 @@ bench: all bench-tools
 lint:
 	@python3 tests/lint.py
 
+# Man pages and completion, printed by the binary from its command table
+docs: $(BUILD)/share/.stamp
+
+$(BUILD)/share/.stamp: $(BUILD)/abiscope mk/docs.sh
+	@sh mk/docs.sh $(BUILD)/abiscope $(BUILD)/share
+	@touch $@
+
+install: $(BUILD)/abiscope docs
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 755 $(BUILD)/abiscope $(DESTDIR)$(BINDIR)/abiscope
+	install -m 644 $(BUILD)/share/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(BUILD)/share/bash-completion/abiscope $(DESTDIR)$(BASHCOMPDIR)/abiscope
+	install -m 644 $(BUILD)/share/zsh/_abiscope $(DESTDIR)$(ZSHCOMPDIR)/_abiscope
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/abiscope $(DESTDIR)$(MANDIR)/man1/abiscope.1 \
+	  $(DESTDIR)$(MANDIR)/man1/abiscope-*.1 $(DESTDIR)$(BASHCOMPDIR)/abiscope $(DESTDIR)$(ZSHCOMPDIR)/_abiscope
+
 # README.md's generated blocks (the package list, the synopses)
-readme:
-	@sh mk/readme.sh
+readme: abiscope
+	@ABISCOPE=$(CURDIR)/$(BUILD)/abiscope sh mk/readme.sh
 
 clean:
 	rm -rf build build-asan build-fuzz abiscope

@@ -3,31 +3,196 @@
 
 #include <stdarg.h>
 
+/* The common options, in the order --help lists them; bit is their
+ * enum cli_common, help their shared words. */
+static const struct common_option {
+	unsigned bit;
+	struct cli_option opt;
+} common_options[] = {
+	{ COMMON_ROOT, { "--root", NULL, "DIR", 0, "dir", "inspect the file system under DIR" } },
+	{ COMMON_JSON, { "--json", NULL, NULL, 0, NULL, "one JSON object on stdout" } },
+	{ COMMON_COLOR, { "--color", NULL, "WHEN", 0, "auto always never",
+			  "auto (default), always or never; NO_COLOR is honoured" } },
+	{ COMMON_VERBOSE, { "--verbose", "-v", NULL, 0, NULL, "show more detail" } },
+};
+static const struct cli_option help_option = { "--help", "-h", NULL, 0, NULL, "show this help" };
+
+const struct cli_command *cli_command_named(const char *name)
+{
+	for (size_t i = 0; i < cli_ncommands; i++)
+		if (str_eq(cli_commands[i].name, name))
+			return &cli_commands[i];
+	return NULL;
+}
+
+static const char *common_help(const struct cli_command *c, unsigned bit)
+{
+	switch (bit) {
+	case COMMON_ROOT: return c->root_help;
+	case COMMON_JSON: return c->json_help;
+	case COMMON_COLOR: return c->color_help;
+	case COMMON_VERBOSE: return c->verbose_help;
+	default: return NULL;
+	}
+}
+
+size_t cli_options_of(const struct cli_command *c, struct cli_option *out, size_t max)
+{
+	size_t n = 0;
+	for (const struct cli_option *o = c->options; o && o->name; o++, n++)
+		if (n < max)
+			out[n] = *o;
+	for (size_t i = 0; i < ARRAY_SIZE(common_options); i++) {
+		if (!(c->common & common_options[i].bit))
+			continue;
+		if (n < max) {
+			out[n] = common_options[i].opt;
+			const char *own = common_help(c, common_options[i].bit);
+			if (own)
+				out[n].help = own;
+		}
+		n++;
+	}
+	if (n < max)
+		out[n] = help_option;
+	return n + 1;
+}
+
+void args_init(struct args *a, int argc, char **argv, const char *cmd)
+{
+	memset(a, 0, sizeof *a);
+	a->argc = argc;
+	a->argv = argv;
+	a->i = 0;	/* argv[0] is the command's name */
+	a->cmd = cmd;
+	a->spec = cli_command_named(cmd);
+	a->claimed = true;
+	a->common.color = COLOR_AUTO;
+}
+
+int args_status(enum arg_kind k)
+{
+	return k == ARG_HELP ? -1 : k == ARG_END ? 0 : EXIT_USAGE;
+}
+
+static bool option_named(const struct cli_option *o, const char *s, size_t n)
+{
+	return (strlen(o->name) == n && !strncmp(o->name, s, n)) ||
+	       (o->alias && strlen(o->alias) == n && !strncmp(o->alias, s, n));
+}
+
+/* The table's option for argv text s (up to '=' for long options). */
+static const struct cli_option *find_option(const struct cli_command *c, const char *s, size_t n,
+					    unsigned *common_bit)
+{
+	*common_bit = 0;
+	for (const struct cli_option *o = c->options; o && o->name; o++)
+		if (option_named(o, s, n))
+			return o;
+	for (size_t i = 0; i < ARRAY_SIZE(common_options); i++)
+		if ((c->common & common_options[i].bit) && option_named(&common_options[i].opt, s, n)) {
+			*common_bit = common_options[i].bit;
+			return &common_options[i].opt;
+		}
+	if (option_named(&help_option, s, n))
+		return &help_option;
+	return NULL;
+}
+
+static bool take_common(struct args *a, unsigned bit)
+{
+	switch (bit) {
+	case COMMON_ROOT: a->common.root = a->value; break;
+	case COMMON_JSON: a->common.json = true; break;
+	case COMMON_VERBOSE: a->common.verbose = true; break;
+	case COMMON_COLOR:
+		if (!parse_color(a->value, &a->common.color)) {
+			usage_error(a->cmd, "--color takes auto, always or never");
+			return false;
+		}
+		break;
+	default: break;
+	}
+	return true;
+}
+
+enum arg_kind args_next(struct args *a)
+{
+	if (!a->spec) {
+		fprintf(stderr, "abiscope %s: not in the command table (src/cli/commands.c)\n", a->cmd);
+		return ARG_ERROR;
+	}
+	if (!a->claimed) {
+		fprintf(stderr, "abiscope %s: %s is in the command table but the command does not handle it\n",
+			a->cmd, a->opt->name);
+		return ARG_ERROR;
+	}
+	for (;;) {
+		a->opt = NULL;
+		a->value = NULL;
+		a->claimed = true;
+		if (++a->i >= a->argc)
+			return ARG_END;
+		const char *s = a->argv[a->i];
+		if (a->no_more_options || s[0] != '-' || !s[1]) {
+			if (a->spec->options_end_at_operand)
+				a->no_more_options = true;
+			a->value = s;
+			return ARG_OPERAND;
+		}
+		if (str_eq(s, "--")) {
+			a->no_more_options = true;
+			continue;
+		}
+		const char *eq = s[1] == '-' ? strchr(s, '=') : NULL;
+		size_t n = eq ? (size_t)(eq - s) : strlen(s);
+		unsigned bit;
+		const struct cli_option *o = find_option(a->spec, s, n, &bit);
+		if (!o) {
+			usage_error(a->cmd, "unknown option %.*s", (int)n, s);
+			return ARG_ERROR;
+		}
+		if (o->value && eq) {
+			a->value = eq + 1;
+		} else if (o->value) {
+			if (a->i + 1 >= a->argc) {
+				usage_error(a->cmd, "%s needs a value (%s)", o->name, o->value);
+				return ARG_ERROR;
+			}
+			a->value = a->argv[++a->i];
+		} else if (eq) {
+			usage_error(a->cmd, "%s takes no value", o->name);
+			return ARG_ERROR;
+		}
+		if (o == &help_option) {
+			cli_print_help(stdout, a->spec);
+			return ARG_HELP;
+		}
+		if (bit) {
+			if (!take_common(a, bit))
+				return ARG_ERROR;
+			continue;
+		}
+		a->opt = o;
+		a->claimed = false;
+		return ARG_OPTION;
+	}
+}
+
 bool arg_is(struct args *a, const char *name)
 {
-	return !a->no_more_options && str_eq(a->argv[a->i], name);
+	if (!a->opt || !str_eq(a->opt->name, name))
+		return false;
+	a->claimed = true;
+	return true;
 }
 
 bool arg_value(struct args *a, const char *name, const char **value, bool *error)
 {
-	if (a->no_more_options)
+	(void)error;
+	if (!arg_is(a, name))
 		return false;
-	const char *s = a->argv[a->i];
-	size_t n = strlen(name);
-	if (strncmp(s, name, n) != 0)
-		return false;
-	if (s[n] == '=') {
-		*value = s + n + 1;
-		return true;
-	}
-	if (s[n] != '\0')
-		return false;
-	if (a->i + 1 >= a->argc) {
-		usage_error(a->cmd, "%s needs a value", name);
-		*error = true;
-		return true;
-	}
-	*value = a->argv[++a->i];
+	*value = a->value;
 	return true;
 }
 

@@ -1,11 +1,13 @@
 /*
- * cli.h: what the command files share: argument scanning, exit codes,
- * the version string, and each command's entry point.
+ * cli.h: what the command files share: argument parsing, exit codes,
+ * the version string, and each command's entry point.  The commands and
+ * their options are listed in one table, commands.c (see table.h).
  */
 #ifndef ABISCOPE_CLI_H
 #define ABISCOPE_CLI_H
 
 #include "cli/render.h"
+#include "cli/table.h"
 
 #define ABISCOPE_VERSION "0.1.0"
 
@@ -16,21 +18,72 @@ enum exit_code {
 	EXIT_UNREADABLE = 3,	/* a target could not be read */
 };
 
-/* Argument cursor: options may come anywhere; "--" ends them. */
+/* The options every command shares (table.h's enum cli_common). */
+struct common_opts {
+	const char *root;		/* --root DIR */
+	bool json;			/* --json */
+	enum color_mode color;		/* --color WHEN */
+	bool verbose;			/* -v, --verbose */
+};
+
+/*
+ * The option parser, driven by the command's entry in the table
+ * (commands.c): options may come anywhere, "--" ends them, --name=VALUE and
+ * --name VALUE both work.  A command's parse loop:
+ *
+ *	struct args a;
+ *	enum arg_kind k;
+ *	args_init(&a, argc, argv, "check");
+ *	while ((k = args_next(&a)) == ARG_OPTION || k == ARG_OPERAND) {
+ *		if (k == ARG_OPERAND)
+ *			paths[n++] = a.value;
+ *		else if (arg_is(&a, "--libraries"))
+ *			...
+ *		else if (arg_value(&a, "--python", &v, &err))
+ *			...
+ *	}
+ *	if (k != ARG_END)
+ *		return args_status(k);	// -1 after --help, else EXIT_USAGE
+ *	... a.common.json, a.common.root ...
+ *
+ * args_next prints --help, rejects options the table does not list for the
+ * command, and handles the common ones itself; an option the table lists
+ * that the loop does not claim is reported (tests/e2e/cli_table.sh tries
+ * every one).
+ */
+enum arg_kind {
+	ARG_END,	/* no more arguments */
+	ARG_OPTION,	/* a.opt is the option, a.value its value (NULL for a flag) */
+	ARG_OPERAND,	/* a.value is the operand */
+	ARG_HELP,	/* --help was given and printed */
+	ARG_ERROR,	/* a usage error, printed */
+};
+
 struct args {
 	int argc;
 	char **argv;
-	int i;
+	int i;				/* the argument args_next returned */
 	bool no_more_options;
 	const char *cmd;
+	const struct cli_command *spec;
+	const struct cli_option *opt;	/* after ARG_OPTION */
+	const char *value;		/* after ARG_OPTION (with a value) and ARG_OPERAND */
+	bool claimed;			/* the loop recognised a.opt */
+	struct common_opts common;
 };
 
-/* True when argv[i] is --name (or --name=...); for value options the value
- * is taken from "=..." or from the next argument.  Prints usage errors. */
+void args_init(struct args *a, int argc, char **argv, const char *cmd);
+enum arg_kind args_next(struct args *a);
+/* What a parse function returns for a kind other than ARG_END. */
+int args_status(enum arg_kind k);
+
+/* True (and claimed) when the option args_next returned is NAME (its
+ * name or alias); arg_value also gives its value.  *error is never set by
+ * these two: it is there for the helpers below that validate values. */
 bool arg_is(struct args *a, const char *name);
 bool arg_value(struct args *a, const char *name, const char **value, bool *error);
 /* --gpu SPEC (repeatable, at most max) and --driver VERSION, validated:
- * true when argv[i] was one of them; *error after a usage message. */
+ * true when the option was one of them; *error after a usage message. */
 bool arg_gpu_target(struct args *a, const char **gpus, size_t *ngpus, size_t max, const char **driver,
 		    bool *error);
 /* Prints "abiscope CMD: MSG" to stderr and returns EXIT_USAGE. */
@@ -47,5 +100,11 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_wheel(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+int cmd_completion(int argc, char **argv);
+
+/* docgen.c: what the table prints */
+void cli_print_usage(FILE *out);					/* abiscope --help */
+void cli_print_help(FILE *out, const struct cli_command *c);		/* abiscope CMD --help */
 
 #endif

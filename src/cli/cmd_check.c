@@ -9,41 +9,6 @@
 
 #include <sys/stat.h>
 
-static const char check_help[] =
-	"usage: abiscope check [options] [PATH...]\n"
-	"\n"
-	"Checks that every extension module of a Python environment would import,\n"
-	"without running Python: each one is dlopen()ed in the state it would meet\n"
-	"(after `import torch` when it needs torch), and every failure is explained.\n"
-	"\n"
-	"PATH is a venv, a conda environment, a site-packages folder, a python\n"
-	"executable, or any folder or file (every ELF object in it is checked).\n"
-	"Without PATH: $VIRTUAL_ENV, then $CONDA_PREFIX, then the python3 on PATH.\n"
-	"\n"
-	"options:\n"
-	"  --python PATH      the interpreter to model (its environment, or the one PATH is in)\n"
-	"  --libraries        also check libraries that are not extension modules\n"
-	"  --assume-driver    check as if the NVIDIA driver were installed (libcuda.so.1 is\n"
-	"                     modelled by the CUDA toolkit's stub, from $CUDA_HOME or\n"
-	"                     /usr/local/cuda)\n"
-	"  --verify-hashes    compare every file with its RECORD sha256 (slower; without it,\n"
-	"                     sizes of native objects, __init__.py, version.py, .pth are compared)\n"
-	"  --gpu SPEC         judge the CUDA kernels of modules that import for this GPU\n"
-	"                     (sm_120, 12.0, H100 ...; repeatable; default: the driver's GPUs)\n"
-	"  --driver VERSION   judge for this NVIDIA driver (default: the installed one)\n"
-	"  --no-driver        do not ask libcuda.so.1 for the GPUs\n"
-	"  --ld-library-path LIST  LD_LIBRARY_PATH of the process (default: the environment's)\n"
-	"  --root DIR         inspect the file system under DIR\n"
-	"  --host SNAPSHOT    check on the host a snapshot describes (abiscope snapshot):\n"
-	"                     its environment, or PATHs of this machine (wheels' binaries,\n"
-	"                     a build folder) as if they sat in that environment\n"
-	"  --json             one JSON object on stdout\n"
-	"  --color WHEN       auto (default), always or never\n"
-	"  -v, --verbose      also list healthy distributions and notes\n"
-	"\n"
-	"exit status: 0 everything imports, 1 something would fail, 2 usage error,\n"
-	"3 a PATH could not be read\n";
-
 struct check_cli {
 	const char *paths[64];
 	size_t npaths;
@@ -58,20 +23,16 @@ struct check_cli {
 
 static int parse(int argc, char **argv, struct check_cli *o)
 {
-	struct args a = { argc, argv, 1, false, "check" };
+	struct args a;
+	enum arg_kind k;
 	bool err = false;
 	const char *v;
-	for (; a.i < argc; a.i++) {
-		const char *s = argv[a.i];
-		if (!a.no_more_options && str_eq(s, "--")) {
-			a.no_more_options = true;
-		} else if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
-			fputs(check_help, stdout);
-			return -1;
-		} else if (arg_is(&a, "--json")) {
-			o->json = true;
-		} else if (arg_is(&a, "-v") || arg_is(&a, "--verbose")) {
-			o->verbose = true;
+	args_init(&a, argc, argv, "check");
+	while ((k = args_next(&a)) == ARG_OPTION || k == ARG_OPERAND) {
+		if (k == ARG_OPERAND) {
+			if (o->npaths == ARRAY_SIZE(o->paths))
+				return usage_error("check", "too many paths");
+			o->paths[o->npaths++] = a.value;
 		} else if (arg_is(&a, "--verify-hashes")) {
 			o->opt.verify_hashes = true;
 		} else if (arg_gpu_target(&a, o->gpus, &o->ngpus, ARRAY_SIZE(o->gpus), &o->opt.driver, &err)) {
@@ -84,26 +45,21 @@ static int parse(int argc, char **argv, struct check_cli *o)
 			o->opt.libraries_too = true;
 		} else if (arg_value(&a, "--python", &v, &err)) {
 			o->opt.python = v;
-		} else if (arg_value(&a, "--root", &v, &err)) {
-			o->root = v;
 		} else if (arg_value(&a, "--host", &v, &err)) {
 			o->host = v;
 		} else if (arg_value(&a, "--ld-library-path", &v, &err)) {
 			o->opt.ld_library_path = v;
 			o->llp_given = true;
-		} else if (arg_value(&a, "--color", &v, &err)) {
-			if (!err && !parse_color(v, &o->color))
-				return usage_error("check", "--color takes auto, always or never");
-		} else if (!a.no_more_options && s[0] == '-' && s[1]) {
-			return usage_error("check", "unknown option %s", s);
-		} else {
-			if (o->npaths == ARRAY_SIZE(o->paths))
-				return usage_error("check", "too many paths");
-			o->paths[o->npaths++] = s;
 		}
 		if (err)
 			return EXIT_USAGE;
 	}
+	if (k != ARG_END)
+		return args_status(k);
+	o->root = a.common.root;
+	o->json = a.common.json;
+	o->verbose = a.common.verbose;
+	o->color = a.common.color;
 	return 0;
 }
 

@@ -6,35 +6,6 @@
 #include "cuda/verdict.h"
 #include "pyenv/inventory.h"
 
-static const char cuda_help[] =
-	"usage: abiscope cuda [options] PATH...\n"
-	"\n"
-	"Lists the GPU code in shared objects, cubins and fatbins (a file, a folder or a\n"
-	"Python environment), per object and per distribution: the SMs of the cubins,\n"
-	"the PTX targets with their ISA, the CUDA major each library belongs to; then\n"
-	"judges it for the GPU: would a kernel image be found, would the driver have to\n"
-	"JIT-compile PTX, is the driver new enough, can the JIT toolkits compile for it.\n"
-	"Nothing is loaded or run; only the NVIDIA driver itself is asked about GPUs.\n"
-	"\n"
-	"options:\n"
-	"  --gpu SPEC             the GPU to judge for (repeatable): sm_120, 12.0, H100,\n"
-	"                         \"RTX 5090\"...; default: the GPUs the driver reports\n"
-	"  --driver VERSION       the NVIDIA driver to judge for (580.65.06); default:\n"
-	"                         the installed one\n"
-	"  --no-driver            do not load libcuda.so.1 to ask for GPUs\n"
-	"  --registered-only      only .nv_fatbin, __nv_relfatbin and their wrappers (no\n"
-	"                         search for fatbins in other sections)\n"
-	"  --list-elf, --list-ptx print exactly what `cuobjdump --list-elf/--list-ptx`\n"
-	"                         prints for each PATH (a file)\n"
-	"  --root DIR             inspect the file system under DIR\n"
-	"  --json                 one JSON object on stdout\n"
-	"  --color WHEN           auto (default), always or never\n"
-	"  -v, --verbose          every object (also those without device code), each\n"
-	"                         fatbin, and notes\n"
-	"\n"
-	"exit status: 0 nothing would fail, 1 something would fail on the GPU,\n"
-	"2 usage error, 3 a PATH could not be read\n";
-
 struct cuda_cli {
 	const char *paths[256];
 	size_t npaths;
@@ -48,20 +19,16 @@ struct cuda_cli {
 
 static int parse(int argc, char **argv, struct cuda_cli *o)
 {
-	struct args a = { argc, argv, 1, false, "cuda" };
+	struct args a;
+	enum arg_kind k;
 	bool err = false;
 	const char *v;
-	for (; a.i < argc; a.i++) {
-		const char *s = argv[a.i];
-		if (!a.no_more_options && str_eq(s, "--")) {
-			a.no_more_options = true;
-		} else if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
-			fputs(cuda_help, stdout);
-			return -1;
-		} else if (arg_is(&a, "--json")) {
-			o->json = true;
-		} else if (arg_is(&a, "-v") || arg_is(&a, "--verbose")) {
-			o->verbose = true;
+	args_init(&a, argc, argv, "cuda");
+	while ((k = args_next(&a)) == ARG_OPTION || k == ARG_OPERAND) {
+		if (k == ARG_OPERAND) {
+			if (o->npaths == ARRAY_SIZE(o->paths))
+				return usage_error("cuda", "too many paths");
+			o->paths[o->npaths++] = a.value;
 		} else if (arg_is(&a, "--no-driver")) {
 			o->no_driver = true;
 		} else if (arg_is(&a, "--registered-only")) {
@@ -70,28 +37,20 @@ static int parse(int argc, char **argv, struct cuda_cli *o)
 			o->list_elf = true;
 		} else if (arg_is(&a, "--list-ptx")) {
 			o->list_ptx = true;
-		} else if (arg_value(&a, "--root", &v, &err)) {
-			o->root = v;
 		} else if (arg_value(&a, "--driver", &v, &err)) {
 			o->driver = v;
 		} else if (arg_value(&a, "--gpu", &v, &err)) {
-			if (!err && o->ngpus == ARRAY_SIZE(o->gpus))
+			if (o->ngpus == ARRAY_SIZE(o->gpus))
 				return usage_error("cuda", "too many --gpu");
-			if (!err)
-				o->gpus[o->ngpus++] = v;
-		} else if (arg_value(&a, "--color", &v, &err)) {
-			if (!err && !parse_color(v, &o->color))
-				return usage_error("cuda", "--color takes auto, always or never");
-		} else if (!a.no_more_options && s[0] == '-' && s[1]) {
-			return usage_error("cuda", "unknown option %s", s);
-		} else if (o->npaths < ARRAY_SIZE(o->paths)) {
-			o->paths[o->npaths++] = s;
-		} else {
-			return usage_error("cuda", "too many paths");
+			o->gpus[o->ngpus++] = v;
 		}
-		if (err)
-			return EXIT_USAGE;
 	}
+	if (k != ARG_END)
+		return args_status(k);
+	o->json = a.common.json;
+	o->verbose = a.common.verbose;
+	o->root = a.common.root;
+	o->color = a.common.color;
 	if (!o->npaths)
 		return usage_error("cuda", "missing PATH");
 	if (o->list_elf && o->list_ptx)

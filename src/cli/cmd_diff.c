@@ -6,26 +6,6 @@
 #include "cli/cli.h"
 #include "host/compare.h"
 
-static const char diff_help[] =
-	"usage: abiscope diff [options] A B\n"
-	"\n"
-	"Compares two hosts or environments.  A and B are snapshot files (abiscope\n"
-	"snapshot) or environments of this machine (a venv, a conda env, a prefix).\n"
-	"Each side's environment is checked where it lives; the report starts with\n"
-	"the imports that work on one side and fail on the other, then the symbols one\n"
-	"side's binaries use that the other side's libraries lack, then the driver,\n"
-	"GPUs, glibc, Python, torch and CUDA runtime, then libraries on one side only,\n"
-	"binaries that differ, and distribution versions.\n"
-	"\n"
-	"options:\n"
-	"  --root DIR         environments (not snapshot files) are under DIR\n"
-	"  --json             one JSON object on stdout\n"
-	"  --color WHEN       auto (default), always or never\n"
-	"  -v, --verbose      every line of every finding\n"
-	"\n"
-	"exit status: 0 no import changes, 1 an import or a used symbol differs,\n"
-	"2 usage error, 3 A or B could not be read\n";
-
 struct diff_cli {
 	const char *side[2];
 	size_t nside;
@@ -36,35 +16,20 @@ struct diff_cli {
 
 static int parse(int argc, char **argv, struct diff_cli *o)
 {
-	struct args a = { argc, argv, 1, false, "diff" };
-	bool err = false;
-	const char *v;
-	for (; a.i < argc; a.i++) {
-		const char *s = argv[a.i];
-		if (!a.no_more_options && str_eq(s, "--")) {
-			a.no_more_options = true;
-		} else if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
-			fputs(diff_help, stdout);
-			return -1;
-		} else if (arg_is(&a, "--json")) {
-			o->json = true;
-		} else if (arg_is(&a, "-v") || arg_is(&a, "--verbose")) {
-			o->verbose = true;
-		} else if (arg_value(&a, "--root", &v, &err)) {
-			o->root = v;
-		} else if (arg_value(&a, "--color", &v, &err)) {
-			if (!err && !parse_color(v, &o->color))
-				return usage_error("diff", "--color takes auto, always or never");
-		} else if (!a.no_more_options && s[0] == '-' && s[1]) {
-			return usage_error("diff", "unknown option %s", s);
-		} else if (o->nside == 2) {
+	struct args a;
+	enum arg_kind k;
+	args_init(&a, argc, argv, "diff");
+	while ((k = args_next(&a)) == ARG_OPERAND) {
+		if (o->nside == 2)
 			return usage_error("diff", "two sides, A and B");
-		} else {
-			o->side[o->nside++] = s;
-		}
-		if (err)
-			return EXIT_USAGE;
+		o->side[o->nside++] = a.value;
 	}
+	if (k != ARG_END)
+		return args_status(k);
+	o->json = a.common.json;
+	o->verbose = a.common.verbose;
+	o->root = a.common.root;
+	o->color = a.common.color;
 	if (o->nside != 2)
 		return usage_error("diff", "give two snapshots or environments (see --help)");
 	return 0;

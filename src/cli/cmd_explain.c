@@ -8,24 +8,6 @@
 
 #include <unistd.h>
 
-static const char explain_help[] =
-	"usage: abiscope explain [options] [TEXT...]\n"
-	"\n"
-	"Reads an error message or a traceback (the arguments, or standard input),\n"
-	"finds the object, symbol or library it names, locates the environment the\n"
-	"paths belong to, and diagnoses the failure there without running Python.\n"
-	"\n"
-	"options:\n"
-	"  --python PATH   the interpreter (and environment) to use when the text\n"
-	"                  does not locate one\n"
-	"  --root DIR      inspect the file system under DIR\n"
-	"  --json          one JSON object on stdout\n"
-	"  --color WHEN    auto (default), always or never\n"
-	"  -v, --verbose   show every consequence\n"
-	"\n"
-	"exit status: 0 the diagnosis finds no failure, 1 it explains a failure,\n"
-	"2 usage error (nothing to explain)\n";
-
 #define MAX_INPUT (4u << 20)
 
 static char *read_all(FILE *in, size_t *len)
@@ -66,37 +48,23 @@ struct explain_cli {
 
 static int parse(int argc, char **argv, struct explain_cli *o)
 {
-	struct args a = { argc, argv, 1, false, "explain" };
+	struct args a;
+	enum arg_kind k;
 	bool err = false;
 	const char *v;
-	for (; a.i < argc; a.i++) {
-		const char *s = argv[a.i];
-		if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
-			fputs(explain_help, stdout);
-			return -1;
-		} else if (arg_is(&a, "--json")) {
-			o->json = true;
-		} else if (arg_is(&a, "-v") || arg_is(&a, "--verbose")) {
-			o->verbose = true;
-		} else if (arg_value(&a, "--python", &v, &err)) {
+	args_init(&a, argc, argv, "explain");
+	while ((k = args_next(&a)) == ARG_OPTION) {
+		if (arg_value(&a, "--python", &v, &err))
 			o->python = v;
-		} else if (arg_value(&a, "--root", &v, &err)) {
-			o->root = v;
-		} else if (arg_value(&a, "--color", &v, &err)) {
-			if (!err && !parse_color(v, &o->color))
-				return usage_error("explain", "--color takes auto, always or never");
-		} else if (str_eq(s, "--")) {
-			o->first_text = a.i + 1;
-			break;
-		} else if (s[0] == '-' && s[1]) {
-			return usage_error("explain", "unknown option %s", s);
-		} else {
-			o->first_text = a.i;
-			break;
-		}
-		if (err)
-			return EXIT_USAGE;
 	}
+	if (k == ARG_OPERAND)
+		o->first_text = a.i;	/* the text: this argument and the rest */
+	else if (k != ARG_END)
+		return args_status(k);
+	o->json = a.common.json;
+	o->verbose = a.common.verbose;
+	o->root = a.common.root;
+	o->color = a.common.color;
 	o->argc = argc;
 	o->argv = argv;
 	return 0;

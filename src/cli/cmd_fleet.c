@@ -8,25 +8,6 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-static const char fleet_help[] =
-	"usage: abiscope fleet [options] SNAPSHOT|DIR...\n"
-	"\n"
-	"Groups hosts by everything a load depends on, from their snapshots (abiscope\n"
-	"snapshot; a DIR means every *.json and *.json.gz in it): glibc, driver, GPUs,\n"
-	"Python, torch, distribution versions, every ELF object of the environment\n"
-	"(by a digest of what the loader sees), and the imports that fail.  The\n"
-	"largest group is the baseline; every other group is listed with what\n"
-	"differs, imports that fail first.  docs/snapshot.md shows how to collect\n"
-	"snapshots with srun, pdsh, Ansible or a Kubernetes DaemonSet.\n"
-	"\n"
-	"options:\n"
-	"  --json             one JSON object on stdout\n"
-	"  --color WHEN       auto (default), always or never\n"
-	"  -v, --verbose      list every host of every group\n"
-	"\n"
-	"exit status: 0 every host alike, 1 some hosts differ, 2 usage error,\n"
-	"3 a snapshot could not be read (the others are still grouped)\n";
-
 struct fleet_cli {
 	struct ptrvec paths;
 	bool json, verbose;
@@ -67,31 +48,16 @@ static void add_path(struct arena *a, struct ptrvec *out, const char *p)
 
 static int parse(struct arena *ar, int argc, char **argv, struct fleet_cli *o)
 {
-	struct args a = { argc, argv, 1, false, "fleet" };
-	bool err = false;
-	const char *v;
-	for (; a.i < argc; a.i++) {
-		const char *s = argv[a.i];
-		if (!a.no_more_options && str_eq(s, "--")) {
-			a.no_more_options = true;
-		} else if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
-			fputs(fleet_help, stdout);
-			return -1;
-		} else if (arg_is(&a, "--json")) {
-			o->json = true;
-		} else if (arg_is(&a, "-v") || arg_is(&a, "--verbose")) {
-			o->verbose = true;
-		} else if (arg_value(&a, "--color", &v, &err)) {
-			if (!err && !parse_color(v, &o->color))
-				return usage_error("fleet", "--color takes auto, always or never");
-		} else if (!a.no_more_options && s[0] == '-' && s[1]) {
-			return usage_error("fleet", "unknown option %s", s);
-		} else {
-			add_path(ar, &o->paths, s);
-		}
-		if (err)
-			return EXIT_USAGE;
-	}
+	struct args a;
+	enum arg_kind k;
+	args_init(&a, argc, argv, "fleet");
+	while ((k = args_next(&a)) == ARG_OPERAND)
+		add_path(ar, &o->paths, a.value);
+	if (k != ARG_END)
+		return args_status(k);
+	o->json = a.common.json;
+	o->verbose = a.common.verbose;
+	o->color = a.common.color;
 	if (!o->paths.n)
 		return usage_error("fleet", "give snapshot files or folders of them (see --help)");
 	return 0;

@@ -6,22 +6,6 @@
 #include "cuda/gpu.h"
 #include "scan.h"
 
-static const char gpu_help[] =
-	"usage: abiscope gpu [options]\n"
-	"\n"
-	"Shows the NVIDIA driver (the kernel module's version from\n"
-	"/proc/driver/nvidia/version) and the GPUs with their compute capability, as\n"
-	"the system's libcuda.so.1 reports them (the driver is the only library abiscope\n"
-	"loads).  A machine without a driver is reported as such.\n"
-	"\n"
-	"options:\n"
-	"  --no-driver   do not load libcuda.so.1; read the files only\n"
-	"  --root DIR    read DIR/proc/driver/nvidia/version; libcuda.so.1 is not loaded\n"
-	"  --json        one JSON object on stdout\n"
-	"  --color WHEN  auto (default), always or never\n"
-	"\n"
-	"exit status: 0 (also without a driver), 2 usage error\n";
-
 /* libcuda.so.580.65.06 -> 580.65.06, to compare with the kernel module. */
 static bool libcuda_file_version(const char *path, struct driver_version *v)
 {
@@ -149,30 +133,21 @@ static void print_json(struct arena *a, const struct gpu_probe *p, const struct 
 
 int cmd_gpu(int argc, char **argv)
 {
-	struct args a = { argc, argv, 1, false, "gpu" };
-	bool err = false, json = false, no_driver = false;
-	const char *root = NULL, *v;
-	enum color_mode color = COLOR_AUTO;
-	for (; a.i < argc; a.i++) {
-		const char *s = argv[a.i];
-		if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
-			fputs(gpu_help, stdout);
-			return EXIT_OK;
-		} else if (arg_is(&a, "--json")) {
-			json = true;
-		} else if (arg_is(&a, "--no-driver")) {
+	struct args a;
+	enum arg_kind k;
+	bool no_driver = false;
+	args_init(&a, argc, argv, "gpu");
+	while ((k = args_next(&a)) == ARG_OPTION || k == ARG_OPERAND) {
+		if (k == ARG_OPERAND)
+			return usage_error("gpu", "unexpected argument %s", a.value);
+		if (arg_is(&a, "--no-driver"))
 			no_driver = true;
-		} else if (arg_value(&a, "--root", &v, &err)) {
-			root = v;
-		} else if (arg_value(&a, "--color", &v, &err)) {
-			if (!err && !parse_color(v, &color))
-				return usage_error("gpu", "--color takes auto, always or never");
-		} else {
-			return usage_error("gpu", "unexpected argument %s", s);
-		}
-		if (err)
-			return EXIT_USAGE;
 	}
+	if (k != ARG_END)
+		return k == ARG_HELP ? EXIT_OK : EXIT_USAGE;
+	const char *root = a.common.root;
+	bool json = a.common.json;
+	enum color_mode color = a.common.color;
 	struct scan s;
 	scan_init(&s, root);
 	struct gpu_probe p;

@@ -8,36 +8,6 @@
 
 #include <sys/stat.h>
 
-static const char snapshot_help[] =
-	"usage: abiscope snapshot [options] [ENV]\n"
-	"\n"
-	"Describes this machine's loader (glibc, default directories, ld.so.cache,\n"
-	"hwcaps), its NVIDIA driver and GPUs, and the Python environment ENV (default:\n"
-	"$VIRTUAL_ENV, $CONDA_PREFIX, then python3 on PATH) with every ELF object it can\n"
-	"load, in one JSON file.  Nothing is loaded or run; the file holds no symbol\n"
-	"names of libraries, only 64-bit hashes of what they export, and the names of\n"
-	"what they import.  Other machines then answer questions about this one:\n"
-	"  abiscope check --host FILE [PATH...]   would it import there\n"
-	"  abiscope diff FILE OTHER               what differs, ordered by consequence\n"
-	"  abiscope fleet FILE...                 which hosts differ from the rest\n"
-	"\n"
-	"options:\n"
-	"  -o, --output FILE  where to write (default: abiscope-snapshot-HOST.json.gz;\n"
-	"                     '-' for standard output); .gz is compressed\n"
-	"  --label NAME       the host's name in reports (default: its hostname)\n"
-	"  --full             describe every library ld.so.cache lists (larger); without\n"
-	"                     it, libraries no check loaded are kept by name, needs and\n"
-	"                     versions, and a symbol bound to one of them is a labelled guess\n"
-	"  --names            keep the names of what libraries export (larger): on the\n"
-	"                     described host, an undefined C++ symbol is then explained\n"
-	"                     against the provider's near misses, as it is here\n"
-	"  --python PATH      the interpreter whose environment to describe\n"
-	"  --no-driver        do not ask libcuda.so.1 for the GPUs\n"
-	"  --root DIR         describe the system under DIR (a container image)\n"
-	"  --json             print a JSON summary instead of text\n"
-	"\n"
-	"exit status: 0 written, 2 usage error, 3 ENV could not be read or FILE written\n";
-
 struct snapshot_cli {
 	const char *env, *out, *label, *python, *root;
 	bool full, no_driver, json, names;
@@ -45,42 +15,34 @@ struct snapshot_cli {
 
 static int parse(int argc, char **argv, struct snapshot_cli *o)
 {
-	struct args a = { argc, argv, 1, false, "snapshot" };
+	struct args a;
+	enum arg_kind k;
 	bool err = false;
 	const char *v;
-	for (; a.i < argc; a.i++) {
-		const char *s = argv[a.i];
-		if (!a.no_more_options && str_eq(s, "--")) {
-			a.no_more_options = true;
-		} else if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
-			fputs(snapshot_help, stdout);
-			return -1;
+	args_init(&a, argc, argv, "snapshot");
+	while ((k = args_next(&a)) == ARG_OPTION || k == ARG_OPERAND) {
+		if (k == ARG_OPERAND) {
+			if (o->env)
+				return usage_error("snapshot", "one environment at a time (run it once per environment)");
+			o->env = a.value;
 		} else if (arg_is(&a, "--full")) {
 			o->full = true;
 		} else if (arg_is(&a, "--names")) {
 			o->names = true;
 		} else if (arg_is(&a, "--no-driver")) {
 			o->no_driver = true;
-		} else if (arg_is(&a, "--json")) {
-			o->json = true;
-		} else if (arg_value(&a, "--output", &v, &err) || arg_value(&a, "-o", &v, &err)) {
+		} else if (arg_value(&a, "--output", &v, &err)) {
 			o->out = v;
 		} else if (arg_value(&a, "--label", &v, &err)) {
 			o->label = v;
 		} else if (arg_value(&a, "--python", &v, &err)) {
 			o->python = v;
-		} else if (arg_value(&a, "--root", &v, &err)) {
-			o->root = v;
-		} else if (!a.no_more_options && s[0] == '-' && s[1]) {
-			return usage_error("snapshot", "unknown option %s", s);
-		} else if (o->env) {
-			return usage_error("snapshot", "one environment at a time (run it once per environment)");
-		} else {
-			o->env = s;
 		}
-		if (err)
-			return EXIT_USAGE;
 	}
+	if (k != ARG_END)
+		return args_status(k);
+	o->json = a.common.json;
+	o->root = a.common.root;
 	return 0;
 }
 

@@ -9,32 +9,6 @@
 #include "pyenv/wheel.h"
 #include "cuda/arch.h"
 
-static const char wheel_help[] =
-	"usage: abiscope wheel [options] FILE.whl\n"
-	"\n"
-	"Says whether a wheel would install and import in a Python environment, before\n"
-	"installing it: pip's tag check (Python version, ABI, manylinux glibc level,\n"
-	"architecture), then every extension module of the environment checked as it\n"
-	"is and as it would be after `pip install FILE.whl` (the wheel replaces the\n"
-	"installed distribution of the same name).  Nothing is extracted or written:\n"
-	"the wheel's members are read from the archive in memory.\n"
-	"\n"
-	"options:\n"
-	"  --env PATH         the environment (default: $VIRTUAL_ENV, $CONDA_PREFIX,\n"
-	"                     then python3 on PATH)\n"
-	"  --python PATH      the interpreter whose environment to use\n"
-	"  --root DIR         the environment is in the file system under DIR\n"
-	"  --assume-driver    check as if the NVIDIA driver were installed (check --help)\n"
-	"  --gpu SPEC         judge the kernels of modules that import for this GPU\n"
-	"  --driver VERSION   judge for this NVIDIA driver\n"
-	"  --json             one JSON object on stdout\n"
-	"  --color WHEN       auto (default), always or never\n"
-	"  -v, --verbose      also list what keeps working\n"
-	"\n"
-	"exit status: 0 it installs and nothing breaks, 1 pip would refuse it, one of\n"
-	"its modules would not import, or it breaks another; 2 usage error; 3 the\n"
-	"wheel or the environment could not be read\n";
-
 struct wheel_cli {
 	const char *file, *env, *python, *root;
 	const char *gpus[16];
@@ -46,43 +20,34 @@ struct wheel_cli {
 
 static int parse(int argc, char **argv, struct wheel_cli *o)
 {
-	struct args a = { argc, argv, 1, false, "wheel" };
+	struct args a;
+	enum arg_kind k;
 	bool err = false;
 	const char *v;
-	for (; a.i < argc; a.i++) {
-		const char *s = argv[a.i];
-		if (!a.no_more_options && str_eq(s, "--")) {
-			a.no_more_options = true;
-		} else if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
-			fputs(wheel_help, stdout);
-			return -1;
-		} else if (arg_is(&a, "--json")) {
-			o->json = true;
-		} else if (arg_is(&a, "-v") || arg_is(&a, "--verbose")) {
-			o->verbose = true;
+	args_init(&a, argc, argv, "wheel");
+	while ((k = args_next(&a)) == ARG_OPTION || k == ARG_OPERAND) {
+		if (k == ARG_OPERAND) {
+			if (o->file)
+				return usage_error("wheel", "one wheel at a time");
+			o->file = a.value;
 		} else if (arg_value(&a, "--env", &v, &err)) {
 			o->env = v;
 		} else if (arg_is(&a, "--assume-driver")) {
 			o->assume_driver = true;
 		} else if (arg_gpu_target(&a, o->gpus, &o->ngpus, ARRAY_SIZE(o->gpus), &o->driver, &err)) {
 			/* --gpu, --driver */
-		} else if (arg_value(&a, "--root", &v, &err)) {
-			o->root = v;
 		} else if (arg_value(&a, "--python", &v, &err)) {
 			o->python = v;
-		} else if (arg_value(&a, "--color", &v, &err)) {
-			if (!err && !parse_color(v, &o->color))
-				return usage_error("wheel", "--color takes auto, always or never");
-		} else if (!a.no_more_options && s[0] == '-' && s[1]) {
-			return usage_error("wheel", "unknown option %s", s);
-		} else if (o->file) {
-			return usage_error("wheel", "one wheel at a time");
-		} else {
-			o->file = s;
 		}
 		if (err)
 			return EXIT_USAGE;
 	}
+	if (k != ARG_END)
+		return args_status(k);
+	o->json = a.common.json;
+	o->verbose = a.common.verbose;
+	o->root = a.common.root;
+	o->color = a.common.color;
 	if (!o->file)
 		return usage_error("wheel", "give the wheel file (see --help)");
 	return 0;

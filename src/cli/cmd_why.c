@@ -8,37 +8,6 @@
 #include "cli/why_module.h"
 #include "cuda/verdict.h"
 
-static const char why_help[] =
-	"usage: abiscope why [options] TARGET\n"
-	"\n"
-	"Predicts what dlopen(TARGET) does in a process, without loading anything:\n"
-	"the dependency tree with how each library is found, and the failure the\n"
-	"loader would report, with its root cause and the fix.\n"
-	"\n"
-	"TARGET is a path to a shared object (an extension module, a library), a\n"
-	"bare library name searched the way dlopen() searches it (libz.so.1), or an\n"
-	"import name (sgl_kernel, torch._C): its extension modules in the environment\n"
-	"($VIRTUAL_ENV, $CONDA_PREFIX, or the --process python's), each judged the\n"
-	"way `abiscope check` judges it.\n"
-	"\n"
-	"options:\n"
-	"  --process EXE          the executable the load happens in (default: python3\n"
-	"                         on PATH; pyenv shims and wrappers are resolved)\n"
-	"  --preload PATH         dlopen PATH first with RTLD_LOCAL (repeatable, in order)\n"
-	"  --preload-global PATH  dlopen PATH first with RTLD_GLOBAL (repeatable)\n"
-	"  --lazy                 RTLD_LAZY instead of RTLD_NOW (Python uses RTLD_NOW)\n"
-	"  --ld-library-path LIST LD_LIBRARY_PATH of the process (default: the environment's)\n"
-	"  --root DIR             inspect the file system under DIR (a container image,\n"
-	"                         a mounted disk) with its own ld.so.cache and loader\n"
-	"  --gpu SPEC             judge the CUDA code of the load graph for this GPU\n"
-	"                         (sm_120, 12.0, H100 ...; default: the driver's GPUs)\n"
-	"  --driver VERSION       judge for this NVIDIA driver (default: the installed one)\n"
-	"  --json                 one JSON object on stdout\n"
-	"  --color WHEN           auto (default), always or never; NO_COLOR is honoured\n"
-	"  -v, --verbose          show notes and every consequence\n"
-	"\n"
-	"exit status: 0 would load, 1 would not load, 2 usage error, 3 TARGET unreadable\n";
-
 struct why_cli {
 	const char *target;
 	const char *process;
@@ -57,52 +26,41 @@ struct why_cli {
 
 static int parse(int argc, char **argv, struct why_cli *o)
 {
-	struct args a = { argc, argv, 1, false, "why" };
+	struct args a;
+	enum arg_kind k;
 	bool err = false;
 	const char *v;
-	for (; a.i < argc; a.i++) {
-		const char *s = argv[a.i];
-		if (!a.no_more_options && str_eq(s, "--")) {
-			a.no_more_options = true;
-		} else if (arg_is(&a, "--help") || arg_is(&a, "-h")) {
-			fputs(why_help, stdout);
-			return -1;
-		} else if (arg_is(&a, "--json")) {
-			o->json = true;
+	args_init(&a, argc, argv, "why");
+	while ((k = args_next(&a)) == ARG_OPTION || k == ARG_OPERAND) {
+		if (k == ARG_OPERAND) {
+			if (o->target)
+				return usage_error("why", "one TARGET only (got %s and %s)", o->target, a.value);
+			o->target = a.value;
 		} else if (arg_is(&a, "--lazy")) {
 			o->lazy = true;
-		} else if (arg_is(&a, "-v") || arg_is(&a, "--verbose")) {
-			o->verbose = true;
 		} else if (arg_value(&a, "--process", &v, &err)) {
 			o->process = v;
-		} else if (arg_value(&a, "--root", &v, &err)) {
-			o->root = v;
 		} else if (arg_value(&a, "--ld-library-path", &v, &err)) {
 			o->llp = v;
 			o->llp_given = true;
-		} else if (arg_value(&a, "--color", &v, &err)) {
-			if (!err && !parse_color(v, &o->color))
-				return usage_error("why", "--color takes auto, always or never");
 		} else if (arg_gpu_target(&a, o->gpus, &o->ngpus, ARRAY_SIZE(o->gpus), &o->driver, &err)) {
 			/* --gpu, --driver */
 		} else if (arg_value(&a, "--preload-global", &v, &err) || arg_value(&a, "--preload", &v, &err)) {
-			if (err)
-				return EXIT_USAGE;
 			if (o->npre == ARRAY_SIZE(o->pre))
 				return usage_error("why", "too many preloads");
 			o->pre[o->npre].path = v;
-			o->pre[o->npre].global = str_starts(s, "--preload-global");
+			o->pre[o->npre].global = str_eq(a.opt->name, "--preload-global");
 			o->npre++;
-		} else if (!a.no_more_options && s[0] == '-' && s[1]) {
-			return usage_error("why", "unknown option %s", s);
-		} else if (!o->target) {
-			o->target = s;
-		} else {
-			return usage_error("why", "one TARGET only (got %s and %s)", o->target, s);
 		}
 		if (err)
 			return EXIT_USAGE;
 	}
+	if (k != ARG_END)
+		return args_status(k);
+	o->json = a.common.json;
+	o->verbose = a.common.verbose;
+	o->root = a.common.root;
+	o->color = a.common.color;
 	if (!o->target)
 		return usage_error("why", "missing TARGET");
 	return 0;

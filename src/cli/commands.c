@@ -1,0 +1,311 @@
+/*
+ * commands.c: the one table of abiscope's commands and options (table.h
+ * says what reads it).  The words here are what --help, the man pages, the
+ * completion and the README print; keep them plain sentences.
+ */
+#include "cli/cli.h"
+#include "cli/table.h"
+
+/* Shared wording for options several commands take. */
+#define GPU_HELP "judge the CUDA kernels for this GPU (sm_120, 12.0, H100 ...; repeatable; " \
+	"default: the driver's GPUs)"
+#define DRIVER_HELP "judge for this NVIDIA driver (580.65.06; default: the installed one)"
+#define LLP_HELP "LD_LIBRARY_PATH of the process (default: the environment's)"
+#define ASSUME_DRIVER_HELP "check as if the NVIDIA driver were installed (libcuda.so.1 is modelled " \
+	"by the CUDA toolkit's stub, from $CUDA_HOME or /usr/local/cuda)"
+#define END_OPTIONS { NULL, NULL, NULL, 0, NULL, NULL }
+
+static const struct cli_option why_options[] = {
+	{ "--process", NULL, "EXE", 0, "command",
+	  "the executable the load happens in (default: python3 on PATH; pyenv shims and wrappers are resolved)" },
+	{ "--preload", NULL, "PATH", OPT_REPEAT, "file", "dlopen PATH first with RTLD_LOCAL (repeatable, in order)" },
+	{ "--preload-global", NULL, "PATH", OPT_REPEAT, "file", "dlopen PATH first with RTLD_GLOBAL (repeatable)" },
+	{ "--lazy", NULL, NULL, 0, NULL, "RTLD_LAZY instead of RTLD_NOW (Python uses RTLD_NOW)" },
+	{ "--ld-library-path", NULL, "LIST", 0, NULL, LLP_HELP },
+	{ "--gpu", NULL, "SPEC", OPT_REPEAT, NULL, "judge the CUDA code of the load graph for this GPU "
+	  "(sm_120, 12.0, H100 ...; default: the driver's GPUs)" },
+	{ "--driver", NULL, "VERSION", 0, NULL, DRIVER_HELP },
+	END_OPTIONS,
+};
+
+static const struct cli_option cuda_options[] = {
+	{ "--gpu", NULL, "SPEC", OPT_REPEAT, NULL, "the GPU to judge for (repeatable): sm_120, 12.0, H100, "
+	  "\"RTX 5090\"...; default: the GPUs the driver reports" },
+	{ "--driver", NULL, "VERSION", 0, NULL, DRIVER_HELP },
+	{ "--no-driver", NULL, NULL, 0, NULL, "do not load libcuda.so.1 to ask for GPUs" },
+	{ "--registered-only", NULL, NULL, 0, NULL,
+	  "only .nv_fatbin, __nv_relfatbin and their wrappers (no search for fatbins in other sections)" },
+	{ "--list-elf", NULL, NULL, 0, NULL, "print exactly what `cuobjdump --list-elf` prints for each PATH (a file)" },
+	{ "--list-ptx", NULL, NULL, 0, NULL, "print exactly what `cuobjdump --list-ptx` prints for each PATH (a file)" },
+	END_OPTIONS,
+};
+
+static const struct cli_option gpu_options[] = {
+	{ "--no-driver", NULL, NULL, 0, NULL, "do not load libcuda.so.1; read the files only" },
+	END_OPTIONS,
+};
+
+static const struct cli_option check_options[] = {
+	{ "--python", NULL, "PATH", 0, "file", "the interpreter to model (its environment, or the one PATH is in)" },
+	{ "--libraries", NULL, NULL, 0, NULL, "also check libraries that are not extension modules" },
+	{ "--assume-driver", NULL, NULL, 0, NULL, ASSUME_DRIVER_HELP },
+	{ "--verify-hashes", NULL, NULL, 0, NULL, "compare every file with its RECORD sha256 (slower; without it, "
+	  "sizes of native objects, __init__.py, version.py, .pth are compared)" },
+	{ "--gpu", NULL, "SPEC", OPT_REPEAT, NULL, "judge the CUDA kernels of modules that import for this GPU "
+	  "(sm_120, 12.0, H100 ...; repeatable; default: the driver's GPUs)" },
+	{ "--driver", NULL, "VERSION", 0, NULL, DRIVER_HELP },
+	{ "--no-driver", NULL, NULL, 0, NULL, "do not ask libcuda.so.1 for the GPUs" },
+	{ "--ld-library-path", NULL, "LIST", 0, NULL, LLP_HELP },
+	{ "--host", NULL, "SNAPSHOT", 0, "file", "check on the host a snapshot describes (abiscope snapshot): its "
+	  "environment, or PATHs of this machine (wheels' binaries, a build folder) as if they sat in that "
+	  "environment" },
+	END_OPTIONS,
+};
+
+static const struct cli_option explain_options[] = {
+	{ "--python", NULL, "PATH", 0, "file",
+	  "the interpreter (and environment) to use when the text does not locate one" },
+	END_OPTIONS,
+};
+
+static const struct cli_option wheel_options[] = {
+	{ "--env", NULL, "PATH", 0, "dir",
+	  "the environment (default: $VIRTUAL_ENV, $CONDA_PREFIX, then python3 on PATH)" },
+	{ "--python", NULL, "PATH", 0, "file", "the interpreter whose environment to use" },
+	{ "--assume-driver", NULL, NULL, 0, NULL, ASSUME_DRIVER_HELP },
+	{ "--gpu", NULL, "SPEC", OPT_REPEAT, NULL, "judge the kernels of modules that import for this GPU "
+	  "(sm_120, 12.0, H100 ...; repeatable; default: the driver's GPUs)" },
+	{ "--driver", NULL, "VERSION", 0, NULL, DRIVER_HELP },
+	END_OPTIONS,
+};
+
+static const struct cli_option no_options[] = {
+	END_OPTIONS,
+};
+
+static const struct cli_option snapshot_options[] = {
+	{ "--output", "-o", "FILE", 0, "file", "where to write (default: abiscope-snapshot-HOST.json.gz; '-' for "
+	  "standard output); .gz is compressed" },
+	{ "--label", NULL, "NAME", 0, NULL, "the host's name in reports (default: its hostname)" },
+	{ "--full", NULL, NULL, 0, NULL, "describe every library ld.so.cache lists (larger); without it, libraries "
+	  "no check loaded are kept by name, needs and versions, and a symbol bound to one of them is a "
+	  "labelled guess" },
+	{ "--names", NULL, NULL, 0, NULL, "keep the names of what libraries export (larger): on the described "
+	  "host, an undefined C++ symbol is then explained against the provider's near misses, as it is here" },
+	{ "--python", NULL, "PATH", 0, "file", "the interpreter whose environment to describe" },
+	{ "--no-driver", NULL, NULL, 0, NULL, "do not ask libcuda.so.1 for the GPUs" },
+	END_OPTIONS,
+};
+
+static const struct cli_option help_options[] = {
+	{ "--man", NULL, NULL, 0, NULL, "print the man page (roff) of COMMAND, or abiscope(1) without one" },
+	{ "--synopsis", NULL, NULL, 0, NULL, "print the synopsis of COMMAND, as the README shows it" },
+	END_OPTIONS,
+};
+
+const struct cli_command cli_commands[] = {
+	{
+		.name = "why",
+		.run = cmd_why,
+		.summary = "would dlopen() of a library or extension succeed, and why not",
+		.operands = "TARGET",
+		.operand_complete = "file",
+		.description =
+			"Predicts what dlopen(TARGET) does in a process, without loading anything:\n"
+			"the dependency tree with how each library is found, and the failure the\n"
+			"loader would report, with its root cause and the fix.\n"
+			"\n"
+			"TARGET is a path to a shared object (an extension module, a library), a\n"
+			"bare library name searched the way dlopen() searches it (libz.so.1), or an\n"
+			"import name (sgl_kernel, torch._C): its extension modules in the environment\n"
+			"($VIRTUAL_ENV, $CONDA_PREFIX, or the --process python's), each judged the\n"
+			"way `abiscope check` judges it.",
+		.options = why_options,
+		.common = COMMON_ALL,
+		.root_help = "inspect the file system under DIR (a container image, a mounted disk) with its own ld.so.cache "
+			"and loader",
+		.verbose_help = "show notes and every consequence",
+		.exit_status = "0 would load, 1 would not load, 2 usage error, 3 TARGET unreadable",
+	},
+	{
+		.name = "cuda",
+		.run = cmd_cuda,
+		.summary = "which GPUs the CUDA code of files or an environment runs on",
+		.operands = "PATH...",
+		.operand_complete = "file",
+		.description =
+			"Lists the GPU code in shared objects, cubins and fatbins (a file, a folder or a\n"
+			"Python environment), per object and per distribution: the SMs of the cubins,\n"
+			"the PTX targets with their ISA, the CUDA major each library belongs to; then\n"
+			"judges it for the GPU: would a kernel image be found, would the driver have to\n"
+			"JIT-compile PTX, is the driver new enough, can the JIT toolkits compile for it.\n"
+			"Nothing is loaded or run; only the NVIDIA driver itself is asked about GPUs.",
+		.options = cuda_options,
+		.common = COMMON_ALL,
+		.verbose_help = "every object (also those without device code), each fatbin, and notes",
+		.exit_status = "0 nothing would fail, 1 something would fail on the GPU, 2 usage error, 3 a PATH could not be read",
+	},
+	{
+		.name = "gpu",
+		.run = cmd_gpu,
+		.summary = "the NVIDIA driver and GPUs of this machine",
+		.operands = "",
+		.description =
+			"Shows the NVIDIA driver (the kernel module's version from\n"
+			"/proc/driver/nvidia/version) and the GPUs with their compute capability, as\n"
+			"the system's libcuda.so.1 reports them (the driver is the only library abiscope\n"
+			"loads).  A machine without a driver is reported as such.",
+		.options = gpu_options,
+		.common = COMMON_ROOT | COMMON_JSON | COMMON_COLOR,
+		.root_help = "read DIR/proc/driver/nvidia/version; libcuda.so.1 is not loaded",
+		.exit_status = "0 (also without a driver), 2 usage error",
+	},
+	{
+		.name = "check",
+		.run = cmd_check,
+		.summary = "would every extension module of an environment import",
+		.operands = "[PATH...]",
+		.operand_complete = "file",
+		.description =
+			"Checks that every extension module of a Python environment would import,\n"
+			"without running Python: each one is dlopen()ed in the state it would meet\n"
+			"(after `import torch` when it needs torch), and every failure is explained.\n"
+			"\n"
+			"PATH is a venv, a conda environment, a site-packages folder, a python\n"
+			"executable, or any folder or file (every ELF object in it is checked).\n"
+			"Without PATH: $VIRTUAL_ENV, then $CONDA_PREFIX, then the python3 on PATH.",
+		.options = check_options,
+		.common = COMMON_ALL,
+		.verbose_help = "also list healthy distributions and notes",
+		.exit_status = "0 everything imports, 1 something would fail, 2 usage error, 3 a PATH could not be read",
+	},
+	{
+		.name = "explain",
+		.run = cmd_explain,
+		.summary = "diagnose a pasted ImportError or traceback in its environment",
+		.operands = "[TEXT...]",
+		.description =
+			"Reads an error message or a traceback (the arguments, or standard input),\n"
+			"finds the object, symbol or library it names, locates the environment the\n"
+			"paths belong to, and diagnoses the failure there without running Python.\n"
+			"Options come before TEXT.",
+		.options = explain_options,
+		.common = COMMON_ALL,
+		.verbose_help = "show every consequence",
+		.exit_status = "0 the diagnosis finds no failure, 1 it explains a failure, 2 usage error (nothing to explain)",
+		.options_end_at_operand = true,
+	},
+	{
+		.name = "wheel",
+		.run = cmd_wheel,
+		.summary = "would a wheel install and import here, and what would it break",
+		.operands = "FILE.whl",
+		.operand_complete = "file",
+		.description =
+			"Says whether a wheel would install and import in a Python environment, before\n"
+			"installing it: pip's tag check (Python version, ABI, manylinux glibc level,\n"
+			"architecture), then every extension module of the environment checked as it\n"
+			"is and as it would be after `pip install FILE.whl` (the wheel replaces the\n"
+			"installed distribution of the same name).  Nothing is extracted or written:\n"
+			"the wheel's members are read from the archive in memory.",
+		.options = wheel_options,
+		.common = COMMON_ALL,
+		.root_help = "the environment is in the file system under DIR",
+		.verbose_help = "also list what keeps working",
+		.exit_status = "0 it installs and nothing breaks, 1 pip would refuse it, one of its modules would not import, "
+			"or it breaks another; 2 usage error; 3 the wheel or the environment could not be read",
+	},
+	{
+		.name = "diff",
+		.run = cmd_diff,
+		.summary = "what differs between two hosts or environments, by consequence",
+		.operands = "A B",
+		.operand_complete = "file",
+		.description =
+			"Compares two hosts or environments.  A and B are snapshot files (abiscope\n"
+			"snapshot) or environments of this machine (a venv, a conda env, a prefix).\n"
+			"Each side's environment is checked where it lives; the report starts with\n"
+			"the imports that work on one side and fail on the other, then the symbols one\n"
+			"side's binaries use that the other side's libraries lack, then the driver,\n"
+			"GPUs, glibc, Python, torch and CUDA runtime, then libraries on one side only,\n"
+			"binaries that differ, and distribution versions.",
+		.options = no_options,
+		.common = COMMON_ALL,
+		.root_help = "environments (not snapshot files) are under DIR",
+		.verbose_help = "every line of every finding",
+		.exit_status = "0 no import changes, 1 an import or a used symbol differs, 2 usage error, 3 A or B could not be read",
+	},
+	{
+		.name = "fleet",
+		.run = cmd_fleet,
+		.summary = "which hosts of a fleet differ from the rest, from their snapshots",
+		.operands = "SNAPSHOT|DIR...",
+		.operand_complete = "file",
+		.description =
+			"Groups hosts by everything a load depends on, from their snapshots (abiscope\n"
+			"snapshot; a DIR means every *.json and *.json.gz in it): glibc, driver, GPUs,\n"
+			"Python, torch, distribution versions, every ELF object of the environment\n"
+			"(by a digest of what the loader sees), and the imports that fail.  The\n"
+			"largest group is the baseline; every other group is listed with what\n"
+			"differs, imports that fail first.  docs/snapshot.md shows how to collect\n"
+			"snapshots with srun, pdsh, Ansible or a Kubernetes DaemonSet.",
+		.options = no_options,
+		.common = COMMON_JSON | COMMON_COLOR | COMMON_VERBOSE,
+		.verbose_help = "list every host of every group",
+		.exit_status = "0 every host alike, 1 some hosts differ, 2 usage error, 3 a snapshot could not be read (the others "
+			"are still grouped)",
+	},
+	{
+		.name = "snapshot",
+		.run = cmd_snapshot,
+		.summary = "describe this host and an environment in one file, for other machines",
+		.operands = "[ENV]",
+		.operand_complete = "dir",
+		.description =
+			"Describes this machine's loader (glibc, default directories, ld.so.cache,\n"
+			"hwcaps), its NVIDIA driver and GPUs, and the Python environment ENV (default:\n"
+			"$VIRTUAL_ENV, $CONDA_PREFIX, then python3 on PATH) with every ELF object it can\n"
+			"load, in one JSON file.  Nothing is loaded or run; the file holds no symbol\n"
+			"names of libraries, only 64-bit hashes of what they export, and the names of\n"
+			"what they import.  Other machines then answer questions about this one:\n"
+			"  abiscope check --host FILE [PATH...]   would it import there\n"
+			"  abiscope diff FILE OTHER               what differs, ordered by consequence\n"
+			"  abiscope fleet FILE...                 which hosts differ from the rest",
+		.options = snapshot_options,
+		.common = COMMON_ROOT | COMMON_JSON,
+		.root_help = "describe the system under DIR (a container image)",
+		.json_help = "print a JSON summary instead of text",
+		.exit_status = "0 written, 2 usage error, 3 ENV could not be read or FILE written",
+	},
+	{
+		.name = "help",
+		.run = cmd_help,
+		.summary = "describe abiscope or one of its commands",
+		.operands = "[COMMAND]",
+		.operand_complete = "command",
+		.description =
+			"Prints the help of COMMAND (the same as `abiscope COMMAND --help`), or the\n"
+			"list of commands.  The man pages and the README's synopses are printed by\n"
+			"this command from the same table as --help.",
+		.options = help_options,
+		.common = 0,
+		.exit_status = "0, 2 usage error (no such command)",
+	},
+	{
+		.name = "completion",
+		.run = cmd_completion,
+		.summary = "print the bash or zsh completion script",
+		.operands = "bash|zsh",
+		.operand_complete = "bash zsh",
+		.description =
+			"Prints the shell completion for abiscope.  `make install` installs both;\n"
+			"after `pip install abiscope`, load it from your shell's startup file:\n"
+			"  eval \"$(abiscope completion bash)\"      # ~/.bashrc\n"
+			"  eval \"$(abiscope completion zsh)\"       # ~/.zshrc, after compinit",
+		.options = no_options,
+		.common = 0,
+		.exit_status = "0, 2 usage error (no such shell)",
+	},
+};
+
+const size_t cli_ncommands = ARRAY_SIZE(cli_commands);
