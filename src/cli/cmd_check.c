@@ -3,6 +3,7 @@
  * environment import; grouped by distribution, failures first.
  */
 #include "cli/cli.h"
+#include "cli/causes_out.h"
 #include "pyenv/check.h"
 #include "host/snapshot.h"
 #include "cuda/arch.h"
@@ -112,21 +113,22 @@ static const char *display_name(const struct module_verdict *v)
 	return v->io->module ? v->io->module : path_basename(v->io->path);
 }
 
-static void print_env_text(struct scan *s, const struct term *t, const struct env_check *c, bool verbose)
+static void print_env_header(const struct term *t, const struct env_check *c, bool verbose)
 {
 	const struct pyenv *e = &c->env;
 	fprintf(t->out, "%senvironment%s  %s %s", c_bold(t), c_reset(t), pyenv_kind_name(e->kind), e->root);
 	if (e->py_major)
 		fprintf(t->out, " (Python %d.%d)", e->py_major, e->py_minor);
 	fputc('\n', t->out);
-	if (e->python)
+	if (e->python && verbose)
 		fprintf(t->out, "%sinterpreter%s  %s\n", c_bold(t), c_reset(t), e->python);
 	if (c->python_problem)
 		fprintf(t->out, "%sinterpreter%s  %s%s%s\n", c_bold(t), c_reset(t), c_red(t), c->python_problem,
 			c_reset(t));
-	fprintf(t->out, "%sobjects%s      %zu ELF objects: %zu extension modules (and %zu of the standard library), "
-		"%zu distributions\n", c_bold(t), c_reset(t), c->inv.nobj, c->nextensions, c->nstdlib,
-		c->inv.dists.all.n);
+	if (verbose)
+		fprintf(t->out, "%sobjects%s      %zu ELF objects: %zu extension modules (and %zu of the standard "
+			"library), %zu distributions\n", c_bold(t), c_reset(t), c->inv.nobj, c->nextensions, c->nstdlib,
+			c->inv.dists.all.n);
 	if (c->torch.found) {
 		fprintf(t->out, "%storch%s        %s%s%s", c_bold(t), c_reset(t), c->torch.version ? c->torch.version : "?",
 			c->torch.cuda ? ", CUDA " : ", CPU build", c->torch.cuda ? c->torch.cuda : "");
@@ -142,7 +144,13 @@ static void print_env_text(struct scan *s, const struct term *t, const struct en
 			c->driver_stub);
 	if (c->gpu_line)
 		fprintf(t->out, "%sgpu%s          %s\n", c_bold(t), c_reset(t), c->gpu_line);
-	fputc('\n', t->out);
+}
+
+/* -v: every distribution and module with its findings, after the causes. */
+static void print_env_detail(struct scan *s, const struct term *t, const struct env_check *c, bool verbose)
+{
+	const struct pyenv *e = &c->env;
+	fprintf(t->out, "%sper module%s\n", c_bold(t), c_reset(t));
 	/* torch's own import failure first */
 	for (size_t i = 0; i < s->findings.list.n; i++) {
 		const struct finding *f = s->findings.list.item[i];
@@ -200,15 +208,6 @@ static void print_env_text(struct scan *s, const struct term *t, const struct en
 		fprintf(t->out, "%senvironment%s\n", c_bold(t), c_reset(t));
 		render_finding_roots(t, &s->findings, c->env_finding_first, c->env_finding_end, verbose);
 		fputc('\n', t->out);
-	}
-	if (c->assumed.n) {
-		/* always shown: these verdicts are guesses */
-		fprintf(t->out, "%sguess:%s %zu symbol%s bound to libraries the snapshot describes by name only "
-			"(snapshot --full records their exports):", c_yellow(t), c_reset(t), c->assumed.n,
-			c->assumed.n == 1 ? " was" : "s were");
-		for (size_t i = 0; i < c->assumed.n && (verbose || i < 3); i++)
-			fprintf(t->out, "%s %s", i ? "," : "", (const char *)c->assumed.item[i]);
-		fprintf(t->out, "%s\n", !verbose && c->assumed.n > 3 ? ", ..." : "");
 	}
 	if (verbose) {
 		for (size_t i = 0; i < e->notes.n; i++)
@@ -311,6 +310,180 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 	jw_obj_end(w);
 }
 
+/* ---- one run over every environment ---- */
+
+/* Version of the JSON document: 2 added "causes" and "with_driver". */
+#define CHECK_JSON_SCHEMA 2
+
+struct check_run {
+	struct env_check *envs;
+	size_t nenv;
+	size_t *ffirst, *fend;		/* each environment's findings in the scan's list */
+	struct causes *causes;		/* each environment's root causes */
+	struct causes all;		/* over every finding (JSON) */
+	size_t nfail, next, ngpu_fail, nwarn;
+	bool torch_fails, driver_missing, failed_to_run;
+	int code;
+	struct scan *scan;		/* the scan it ran in */
+};
+
+static int run_envs(struct scan *s, const struct check_cli *o, const struct check_options *opt,
+		    struct check_run *r)
+{
+	memset(r, 0, sizeof *r);
+	r->scan = s;
+	r->nenv = o->npaths ? o->npaths : 1;
+	r->envs = arena_calloc(&s->arena, r->nenv, sizeof *r->envs);
+	r->ffirst = arena_calloc(&s->arena, r->nenv, sizeof *r->ffirst);
+	r->fend = arena_calloc(&s->arena, r->nenv, sizeof *r->fend);
+	r->causes = arena_calloc(&s->arena, r->nenv, sizeof *r->causes);
+	for (size_t i = 0; i < r->nenv; i++) {
+		struct diag d;
+		diag_clear(&d);
+		r->ffirst[i] = s->findings.list.n;
+		if (check_env(s, o->npaths ? o->paths[i] : NULL, opt, &r->envs[i], &d) != ST_OK) {
+			fprintf(stderr, "abiscope check: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
+			return d.status == ST_NOT_FOUND ? EXIT_USAGE : EXIT_UNREADABLE;
+		}
+		r->fend[i] = s->findings.list.n;
+		causes_build(&s->arena, &s->findings, r->ffirst[i], r->fend[i], &r->causes[i]);
+		r->driver_missing |= causes_driver_missing(&r->causes[i]);
+		r->nfail += r->envs[i].nfail_ext + r->envs[i].nfail_lib;
+		r->ngpu_fail += r->envs[i].ngpu_fail;
+		r->next += r->envs[i].nextensions;
+	}
+	causes_build(&s->arena, &s->findings, 0, s->findings.list.n, &r->all);
+	for (size_t i = 0; i < s->findings.list.n; i++)
+		if (str_eq(((struct finding *)s->findings.list.item[i])->id, "import-fails"))
+			r->torch_fails = true;
+	r->code = r->nfail || r->torch_fails || r->ngpu_fail ? EXIT_FAILS : EXIT_OK;
+	r->nwarn = findings_count(&s->findings, SEV_WARNING);
+	return 0;
+}
+
+static void print_run_json(struct scan *s, struct jw *w, const struct check_run *r)
+{
+	jw_key(w, "summary");
+	jw_obj_begin(w);
+	jw_kint(w, "extension_modules", (int64_t)r->next);
+	jw_kint(w, "failing", (int64_t)r->nfail);
+	jw_kint(w, "failing_on_gpu", (int64_t)r->ngpu_fail);
+	jw_kint(w, "errors", (int64_t)findings_count(&s->findings, SEV_ERROR));
+	jw_kint(w, "warnings", (int64_t)r->nwarn);
+	jw_kint(w, "causes", (int64_t)r->all.list.n);
+	jw_obj_end(w);
+	jw_key(w, "environments");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->nenv; i++)
+		print_env_json(s, w, &r->envs[i]);
+	jw_arr_end(w);
+	jw_key(w, "causes");
+	render_causes_json(w, &r->all);
+	jw_key(w, "findings");
+	render_findings_json(w, &s->findings);
+}
+
+static size_t failing_in(const struct env_check *c)
+{
+	return c->nfail_ext + c->nfail_lib;
+}
+
+static bool skip_driver(const struct cause *c, const void *ctx)
+{
+	(void)ctx;
+	return c->driver;
+}
+
+/* Causes found here that a machine with the driver would not have, apart from the driver itself. */
+static bool skip_unless_here_only(const struct cause *c, const void *ctx)
+{
+	const struct causes *with = ctx;
+	return c->driver || causes_find(with, c->key) != NULL;
+}
+
+static void print_env_text(struct scan *s, const struct term *t, const struct check_run *r, size_t i,
+			   const struct check_run *drv, bool modelled, bool verbose)
+{
+	const struct env_check *c = &r->envs[i];
+	const struct causes *cs = &r->causes[i];
+	print_env_header(t, c, verbose);
+	size_t nf = failing_in(c);
+	size_t checked = c->nv - c->nstdlib;	/* libraries too under --libraries */
+	fprintf(t->out, "%sverdict%s      %s%s%s: %zu of %zu %s would fail to import here", c_bold(t),
+		c_reset(t), nf || c->ngpu_fail ? c_red(t) : c_green(t), nf || c->ngpu_fail ? "FAIL" : "OK", c_reset(t),
+		nf, checked, checked > c->nextensions ? "modules and libraries"
+		: checked == 1 ? "extension module" : "extension modules");
+	if (c->ngpu_fail)
+		fprintf(t->out, ", %zu would fail on the GPU", c->ngpu_fail);
+	if (drv) {
+		const struct env_check *d = &drv->envs[i];
+		fprintf(t->out, "; with the NVIDIA driver, %zu would%s", failing_in(d), failing_in(d) ? "" : " (it is all the driver)");
+		if (d->ngpu_fail)
+			fprintf(t->out, " and %zu would fail on the GPU", d->ngpu_fail);
+	}
+	fputc('\n', t->out);
+	fputc('\n', t->out);
+	const struct cause *driver = NULL;
+	for (size_t k = 0; k < cs->list.n && !driver; k++)
+		if (((const struct cause *)cs->list.item[k])->driver)
+			driver = cs->list.item[k];
+	if (driver) {
+		fprintf(t->out, "%shere%s         this machine has no NVIDIA driver (libcuda.so.1), and every module that "
+			"links it fails to import here\n", c_bold(t), c_reset(t));
+		const char *down = cause_takes_down(&s->arena, driver, verbose);
+		if (down)
+			fprintf(t->out, "             takes down: %s\n", down);
+		if (drv)
+			fprintf(t->out, "             below: the verdict on a machine with the driver, modelled as "
+				"--assume-driver does (libcuda.so.1 stood for by %s)\n", drv->envs[i].driver_stub);
+		else if (modelled)
+			fprintf(t->out, "             a machine with the driver cannot be modelled: no CUDA toolkit stub "
+				"libcuda.so (set CUDA_HOME); below: what else fails here\n");
+		fputc('\n', t->out);
+	}
+	const struct causes *shown = drv ? &drv->causes[i] : cs;
+	size_t ncause = 0;
+	for (size_t k = 0; k < shown->list.n; k++) {
+		const struct cause *x = shown->list.item[k];
+		ncause += !x->driver && (verbose || x->severity != SEV_NOTE);
+	}
+	if (ncause)
+		fprintf(t->out, "%s%s%zu root cause%s%s\n", c_bold(t), drv ? "with the driver: " : "", ncause,
+			ncause == 1 ? "" : "s", c_reset(t));
+	render_causes_text(t, &s->arena, shown, verbose, skip_driver, NULL);
+	if (drv && render_causes_text(t, &s->arena, cs, verbose, skip_unless_here_only, shown))
+		fprintf(t->out, "      (the last %s found here only)\n", "causes are");
+	if (ncause)
+		fputc('\n', t->out);
+	if (verbose) {
+		print_env_detail(s, t, c, verbose);
+		if (drv) {
+			fprintf(t->out, "\n%swith the driver%s (modelled by %s):\n", c_bold(t), c_reset(t),
+				drv->envs[i].driver_stub);
+			print_env_detail(drv->scan, t, &drv->envs[i], verbose);
+		}
+	}
+	if (c->assumed.n) {
+		/* always shown: these verdicts are guesses */
+		fprintf(t->out, "%sguess:%s %zu symbol%s bound to libraries the snapshot describes by name only "
+			"(snapshot --full records their exports):", c_yellow(t), c_reset(t), c->assumed.n,
+			c->assumed.n == 1 ? " was" : "s were");
+		for (size_t k = 0; k < c->assumed.n && (verbose || k < 3); k++)
+			fprintf(t->out, "%s %s", k ? "," : "", (const char *)c->assumed.item[k]);
+		fprintf(t->out, "%s\n", !verbose && c->assumed.n > 3 ? ", ..." : "");
+	}
+}
+
+static void print_summary_line(const struct term *t, const struct check_run *r)
+{
+	fprintf(t->out, "%s%s%s: %zu of %zu extension module%s would fail to import%s", r->code ? c_red(t) : c_green(t),
+		r->code ? "FAIL" : "OK", c_reset(t), r->nfail, r->next, r->next == 1 ? "" : "s",
+		r->torch_fails ? " (and import torch itself fails)" : "");
+	if (r->ngpu_fail)
+		fprintf(t->out, ", %zu would import and fail on the GPU", r->ngpu_fail);
+	fprintf(t->out, "; %zu warning%s\n", r->nwarn, r->nwarn == 1 ? "" : "s");
+}
+
 int cmd_check(int argc, char **argv)
 {
 	struct check_cli o;
@@ -402,65 +575,55 @@ int cmd_check(int argc, char **argv)
 	o.opt.cuda_home = o.root ? NULL : getenv("CUDA_HOME");
 	o.opt.gpu_specs = o.gpus;
 	o.opt.ngpu_specs = o.ngpus;
-	size_t nenv = o.npaths ? o.npaths : 1;
-	struct env_check *envs = arena_calloc(&s.arena, nenv, sizeof *envs);
-	int code = EXIT_OK;
-	size_t nfail = 0, next = 0, ngpu_fail = 0;
-	for (size_t i = 0; i < nenv; i++) {
-		struct diag d;
-		diag_clear(&d);
-		if (check_env(&s, o.npaths ? o.paths[i] : NULL, &o.opt, &envs[i], &d) != ST_OK) {
-			fprintf(stderr, "abiscope check: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
-			scan_release(&s);
-			return d.status == ST_NOT_FOUND ? EXIT_USAGE : EXIT_UNREADABLE;
-		}
-		nfail += envs[i].nfail_ext + envs[i].nfail_lib;
-		ngpu_fail += envs[i].ngpu_fail;
-		next += envs[i].nextensions;
+	struct check_run here, drv;
+	memset(&drv, 0, sizeof drv);
+	int rc2 = run_envs(&s, &o, &o.opt, &here);
+	if (rc2) {
+		scan_release(&s);
+		return rc2;
 	}
-	bool torch_fails = false;
-	for (size_t i = 0; i < s.findings.list.n; i++)
-		if (str_eq(((struct finding *)s.findings.list.item[i])->id, "import-fails"))
-			torch_fails = true;
-	if (nfail || torch_fails || ngpu_fail)
-		code = EXIT_FAILS;
-	size_t nwarn = findings_count(&s.findings, SEV_WARNING);
+	/* No driver on this machine: also the verdict a machine with one reaches. */
+	struct scan s2;
+	bool modelled = false;
+	if (!o.opt.assume_driver && !o.host && here.driver_missing) {
+		struct check_options o2 = o.opt;
+		o2.assume_driver = true;
+		scan_init(&s2, o.root);
+		modelled = true;
+		if (run_envs(&s2, &o, &o2, &drv) != 0)
+			drv.failed_to_run = true;
+	}
+	int code = here.code;
 	if (o.json) {
 		struct jw w;
 		jw_init(&w, stdout);
 		jw_obj_begin(&w);
 		jw_kstr(&w, "abiscope", ABISCOPE_VERSION);
 		jw_kstr(&w, "command", "check");
+		jw_kint(&w, "schema", CHECK_JSON_SCHEMA);
 		jw_kbool(&w, "ok", code == EXIT_OK);
-		jw_key(&w, "summary");
-		jw_obj_begin(&w);
-		jw_kint(&w, "extension_modules", (int64_t)next);
-		jw_kint(&w, "failing", (int64_t)nfail);
-		jw_kint(&w, "failing_on_gpu", (int64_t)ngpu_fail);
-		jw_kint(&w, "errors", (int64_t)findings_count(&s.findings, SEV_ERROR));
-		jw_kint(&w, "warnings", (int64_t)nwarn);
-		jw_obj_end(&w);
-		jw_key(&w, "environments");
-		jw_arr_begin(&w);
-		for (size_t i = 0; i < nenv; i++)
-			print_env_json(&s, &w, &envs[i]);
-		jw_arr_end(&w);
-		jw_key(&w, "findings");
-		render_findings_json(&w, &s.findings);
+		print_run_json(&s, &w, &here);
+		jw_key(&w, "with_driver");
+		if (modelled && !drv.failed_to_run) {
+			jw_obj_begin(&w);
+			jw_kstr(&w, "modelled_by", drv.envs[0].driver_stub);
+			jw_kbool(&w, "ok", drv.code == EXIT_OK);
+			print_run_json(&s2, &w, &drv);
+			jw_obj_end(&w);
+		} else {
+			jw_null(&w);
+		}
 		jw_obj_end(&w);
 		jw_end(&w);
 	} else {
 		struct term t;
 		term_init(&t, stdout, o.color);
-		for (size_t i = 0; i < nenv; i++)
-			print_env_text(&s, &t, &envs[i], o.verbose);
-		fprintf(t.out, "%s%s%s: %zu of %zu extension module%s would fail to import%s", code ? c_red(&t) : c_green(&t),
-			code ? "FAIL" : "OK", c_reset(&t), nfail, next, next == 1 ? "" : "s",
-			torch_fails ? " (and import torch itself fails)" : "");
-		if (ngpu_fail)
-			fprintf(t.out, ", %zu would import and fail on the GPU", ngpu_fail);
-		fprintf(t.out, "; %zu warning%s\n", nwarn, nwarn == 1 ? "" : "s");
+		for (size_t i = 0; i < here.nenv; i++)
+			print_env_text(&s, &t, &here, i, modelled && !drv.failed_to_run ? &drv : NULL, modelled, o.verbose);
+		print_summary_line(&t, &here);
 	}
+	if (modelled)
+		scan_release(&s2);
 	scan_release(&s);
 	return code;
 }

@@ -70,10 +70,13 @@ struct work {
 static void add_near(struct work *w, const struct nm_object *where, const char *sym, const char *ver,
 		     const char *dem, const struct cxx_diff *d, enum nm_cause cause)
 {
-	/* the same symbol in the same file once only */
+	/* the same symbol in the same file once only; so is one function under
+	 * two mangled names (the complete and base object constructors C1/C2,
+	 * the destructors D1/D2): they demangle to the same text */
 	for (size_t i = 0; i < w->found.n; i++) {
 		const struct nm_near *n = w->found.item[i];
-		if (n->where->obj == where->obj && str_eq(n->symbol, sym))
+		if (n->where->obj == where->obj &&
+		    (str_eq(n->symbol, sym) || (dem && n->demangled && str_eq(n->demangled, dem))))
 			return;
 	}
 	struct nm_near *n = arena_alloc(w->a, sizeof *n);

@@ -716,6 +716,9 @@ void cxx_sig_diff(struct arena *a, const struct cxx_sig *want, const struct cxx_
 		return;
 	if (structors && !str_eq(want->part[want->npart - 2].name, have->part[have->npart - 2].name))
 		return;
+	/* a destructor is never what a constructor reference wanted, nor the reverse */
+	if (structors && (wl->name[0] == '~') != (hl->name[0] == '~'))
+		return;
 	out->rel = unified_same ? CXX_REL_CXX11_ABI : CXX_REL_SIGNATURE;
 	if (unified_same) {
 		int f = cxx_abi_macro_value(cxx_abi_flavour_of(want->text));

@@ -749,14 +749,56 @@ static struct finding *convert(struct conv *c, const struct failure *fl, bool fi
 	return f;
 }
 
+/*
+ * A guessed link from an undefined symbol to a missing library (the
+ * requester needed it, or it is the only one missing) is weighed against
+ * the evidence: a near miss in a loaded library (the same function with
+ * another signature, the exact symbol out of scope or at another version)
+ * is the symbol's own root cause, so the link is dropped; another copy of
+ * the missing library that exports the symbol confirms it.
+ */
+static void weigh_guess(struct conv *c, struct failure *fl)
+{
+	if (fl->cause < 0 || !fl->cause_guess || fl->kind != FAIL_UNDEFINED || failure_api_owner(fl->name))
+		return;
+	struct cxx_index *ix = index_of(c);
+	struct nm_object *objs;
+	size_t n = loaded_objects(c, &objs);
+	struct nm_result res;
+	nm_search(ix, fl->name, fl->version, fl->version_file, objs, n, &res);
+	const struct nm_near *b = nm_best(&res);
+	if (b && b->where->loaded && b->cause != NM_CAUSE_OTHER_COPY && b->cause != NM_CAUSE_UNKNOWN &&
+	    b->cause != NM_CAUSE_REMOVED) {
+		fl->cause = -1;
+		fl->cause_guess = false;
+		fl->cause_basis = NULL;
+		return;
+	}
+	const char *lib = c->dr->fail[fl->cause].name;
+	struct nm_object *copies;
+	size_t nc = lib ? other_copies(c, lib, &copies) : 0;
+	if (!nc)
+		return;
+	struct nm_result more;
+	nm_search(ix, fl->name, fl->version, fl->version_file, copies, nc, &more);
+	const struct nm_near *m = nm_best(&more);
+	if (m && m->cause == NM_CAUSE_OTHER_COPY)
+		fl->cause_basis = arena_printf(&c->s->arena, "another copy of %s, %s, exports it", lib, m->where->path);
+}
+
 static void convert_result(struct conv *c, const struct dlopen_result *dr)
 {
 	c->dr = dr;
 	int *idx = arena_calloc(&c->s->arena, dr->nfail ? dr->nfail : 1, sizeof *idx);
+	struct failure *fails = arena_calloc(&c->s->arena, dr->nfail ? dr->nfail : 1, sizeof *fails);
+	for (size_t i = 0; i < dr->nfail; i++) {
+		fails[i] = dr->fail[i];
+		weigh_guess(c, &fails[i]);
+	}
 	/* Root causes first: failures without a cause, then their consequences. */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < dr->nfail; i++) {
-			const struct failure *fl = &dr->fail[i];
+			const struct failure *fl = &fails[i];
 			if ((pass == 0) != (fl->cause < 0))
 				continue;
 			bool first = c->is_target && !dr->ok && i == dr->first;
@@ -764,11 +806,16 @@ static void convert_result(struct conv *c, const struct dlopen_result *dr)
 			idx[i] = f ? f->index : -1;
 			if (f && fl->cause >= 0) {
 				f->caused_by = idx[fl->cause];
-				const struct failure *cause = &dr->fail[fl->cause];
-				finding_line(&c->s->findings, f, "%s: %s %s",
+				const struct failure *cause = &fails[fl->cause];
+				finding_line(&c->s->findings, f, "%s: %s %s%s%s%s",
 					     fl->cause_guess ? "probably caused by" : "caused by",
-					     failure_kind_id(cause->kind), cause->name ? cause->name : "");
+					     failure_kind_id(cause->kind), cause->name ? cause->name : "",
+					     fl->cause_basis ? " (" : "", fl->cause_basis ? fl->cause_basis : "",
+					     fl->cause_basis ? ")" : "");
 				val_set_bool(&c->s->arena, f->fields, "cause_certain", !fl->cause_guess);
+				val_set(&c->s->arena, f->fields, "cause_basis", val_str(&c->s->arena, fl->cause_basis));
+				/* the link is the finding's conclusion: a guessed one makes it a guess */
+				f->guess = fl->cause_guess;
 			}
 		}
 }

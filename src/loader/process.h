@@ -93,6 +93,16 @@ struct lmap {
 	size_t nscope;
 };
 
+/*
+ * Which library family's API a C symbol belongs to, by the prefix NVIDIA's
+ * libraries keep (cu* is the driver's libcuda.so.1, nvrtc* libnvrtc.so.N,
+ * cuFile* libcufile.so.0): the SONAME stem ("libcuda.so"), or NULL when the
+ * name is of no known family.  The longest prefix wins (cuFile before cu).
+ */
+const char *failure_api_owner(const char *symbol);
+/* The known API of a library name ("libnvrtc.so.12" -> "nvrtc*"), or NULL. */
+const char *failure_api_of_library(const char *library);
+
 enum failure_kind {
 	FAIL_NOT_FOUND,		/* cannot open shared object file */
 	FAIL_WRONG_CLASS,	/* only a file of the other ELF class exists */
@@ -124,6 +134,8 @@ struct failure {
 	uint32_t symidx;
 	int cause;			/* index of the failure that explains this one, or -1 */
 	bool cause_guess;		/* the link is likely, not certain */
+	const char *cause_basis;	/* why the link is drawn: "the symbol's version names it",
+					 * "cu* is the API of libcuda.so.1", ... (NULL: no cause) */
 	bool loads_anyway;		/* a warning-level failure */
 };
 

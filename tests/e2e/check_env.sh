@@ -49,7 +49,11 @@ ns=$(py "f=[f for f in j['findings'] if f['id']=='namespace-shadow'][0]; print(f
 expect_eq "$ns" "nvidia.cuda_nvrtc nvidia-cuda-nvrtc-cu12 nvidia-cuda-nvrtc" "namespace-shadow"
 
 $ABISCOPE check "$V" >"$FX/check.txt"
-expect_contains "$(cat "$FX/check.txt")" "FAILS  sgl-kernel 0.3.21" "text groups failures by distribution"
+expect_contains "$($ABISCOPE check -v "$V")" "FAILS  sgl-kernel 0.3.21" "-v groups failures by distribution"
+expect_contains "$(cat "$FX/check.txt")" "takes down: sgl-kernel (2 modules: sgl_kernel.sm100.common_ops, sgl_kernel.sm90.common_ops)" \
+	"one root cause for both variants of sgl_kernel, with what it takes down"
+expect_eq "$(grep -c 'error\[library-not-found\]' "$FX/check.txt")" 0 \
+	"the default text says library-not-found only through its root cause"
 expect_not_contains "$(cat "$FX/check.txt")" "good-ops" "healthy distributions only with -v"
 expect_contains "$($ABISCOPE check -v "$V")" "ok     good-ops 1.4.0" "-v lists healthy distributions"
 expect_contains "$(tail -1 "$FX/check.txt")" "FAIL: 4 of 6 extension modules would fail to import" "one summary line"

@@ -1,0 +1,204 @@
+#include "cli/causes_out.h"
+#include "core/fs.h"
+
+#define LINES_DEFAULT 6		/* explanation lines of a cause without -v */
+#define MODULES_DEFAULT 4	/* modules named per distribution without -v */
+
+/* Lines that say how, not what: shown with -v only. */
+static bool detail_line(const char *l)
+{
+	static const char *const prefixes[] = {
+		"mangled: ", "no object in the global scope", "probably caused by", "caused by",
+		"assuming torch is imported first", "in the state `import torch` leaves", "while preloading",
+		"searched, in order", "GPU: ",
+	};
+	while (*l == ' ')
+		l++;
+	if (*l == '/' || (l[0] >= '0' && l[0] <= '9' && l[1] == '.'))
+		return true;	/* a step of a search list, a path tried */
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (str_starts(l, prefixes[i]))
+			return true;
+	return false;
+}
+
+static const char *module_of(const struct finding *f)
+{
+	const char *m = val_get_str(f->fields, "module");
+	return m ? m : f->object ? path_basename(f->object) : NULL;
+}
+
+const char *cause_takes_down(struct arena *a, const struct cause *c, bool verbose)
+{
+	/* distribution -> its modules, in order of appearance */
+	const char *dist[64];
+	struct ptrvec mods[64];
+	size_t nd = 0;
+	memset(mods, 0, sizeof mods);
+	for (size_t i = 0; i < c->members.n; i++) {
+		const struct finding *f = c->members.item[i];
+		const char *d = val_get_str(f->fields, "distribution");
+		const char *m = module_of(f);
+		if (!m)
+			continue;
+		if (!d)
+			d = "";
+		size_t k = 0;
+		while (k < nd && !str_eq(dist[k], d))
+			k++;
+		if (k == nd) {
+			if (nd == ARRAY_SIZE(dist))
+				continue;
+			dist[nd++] = d;
+		}
+		bool seen = false;
+		for (size_t j = 0; j < mods[k].n && !seen; j++)
+			seen = str_eq(mods[k].item[j], m);
+		if (!seen)
+			ptrvec_push(a, &mods[k], (void *)m);
+	}
+	if (!nd)
+		return NULL;
+	const char *out = "";
+	for (size_t k = 0; k < nd; k++) {
+		const char *list = "";
+		size_t show = verbose ? mods[k].n : MIN(mods[k].n, (size_t)MODULES_DEFAULT);
+		for (size_t j = 0; j < show; j++)
+			list = arena_printf(a, "%s%s%s", list, j ? ", " : "", (const char *)mods[k].item[j]);
+		if (show < mods[k].n)
+			list = arena_printf(a, "%s, +%zu more", list, mods[k].n - show);
+		const char *one = dist[k][0]
+			? arena_printf(a, "%s (%zu module%s: %s)", dist[k], mods[k].n, mods[k].n == 1 ? "" : "s", list)
+			: arena_printf(a, "%s", list);
+		out = arena_printf(a, "%s%s%s", out, k ? "; " : "", one);
+	}
+	return out;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	return a == b || (a && b && str_eq(a, b));
+}
+
+static const char *sev_col(const struct term *t, enum severity s)
+{
+	return s == SEV_ERROR ? c_red(t) : s == SEV_WARNING ? c_yellow(t) : c_cyan(t);
+}
+
+void render_cause_text(const struct term *t, struct arena *a, const struct cause *c, int number, bool verbose)
+{
+	const struct finding *f = c->lead;
+	const char *num = number ? arena_printf(a, "%d. ", number) : "";
+	const char *title = f->title ? f->title : "";
+	const char *needed = strstr(title, " (needed by ");
+	if (needed && c->modules.n > 1)
+		title = arena_strndup(a, title, (size_t)(needed - title));	/* takes down says who */
+	fprintf(t->out, "%s%s%s[%s]%s %s%s%s\n", num, sev_col(t, c->severity), severity_name(c->severity), f->id,
+		c_reset(t), c_bold(t), title, c_reset(t));
+	const char *pad = "      ";
+	const char *dlerr = val_get_str(f->fields, "dlerror");
+	if (dlerr && f->first_error)
+		fprintf(t->out, "%s%sImportError: %s%s\n", pad, c_dim(t), dlerr, c_reset(t));
+	if (c->guess)
+		fprintf(t->out, "%s%s(a guess: drawn from heuristics, not from the loader's rules)%s\n", pad, c_dim(t),
+			c_reset(t));
+	size_t shown = 0;
+	for (size_t i = 0; i < f->lines.n; i++) {
+		const char *l = f->lines.item[i];
+		if (!verbose && (detail_line(l) || shown >= LINES_DEFAULT))
+			continue;
+		fprintf(t->out, "%s%s\n", pad, l);
+		shown++;
+	}
+	/* other symbols of the same torch, other findings about the same library */
+	size_t more = 0;
+	for (size_t i = 0; i < c->roots.n; i++) {
+		const struct finding *r = c->roots.item[i];
+		if (r == f)
+			continue;
+		bool dup = false;
+		for (size_t k = 0; k < i && !dup; k++) {
+			const struct finding *q = c->roots.item[k];
+			dup = q != f && str_eq(q->id, r->id) && same_text(val_get_str(q->fields, "symbol"),
+									  val_get_str(r->fields, "symbol"));
+		}
+		if (dup || (str_eq(r->id, f->id) && same_text(val_get_str(r->fields, "symbol"),
+								 val_get_str(f->fields, "symbol"))))
+			continue;
+		if (!verbose && more >= 2) {
+			more++;
+			continue;
+		}
+		more++;
+		fprintf(t->out, "%salso: %s[%s]%s %s\n", pad, sev_col(t, r->severity), r->id, c_reset(t),
+			r->title ? r->title : "");
+		if (r->fix && !same_text(r->fix, f->fix))
+			fprintf(t->out, "%s      %sor fix:%s %s\n", pad, c_green(t), c_reset(t), r->fix);
+	}
+	if (!verbose && more > 2)
+		fprintf(t->out, "%s... and %zu more of this cause (-v shows them)\n", pad, more - 2);
+	if (f->fix)
+		fprintf(t->out, "%s%sfix:%s %s\n", pad, c_green(t), c_reset(t), f->fix);
+	bool any_module = false;
+	for (size_t i = 0; i < c->members.n && !any_module; i++)
+		any_module = val_get_str(((const struct finding *)c->members.item[i])->fields, "module") != NULL;
+	const char *down = c->severity == SEV_ERROR || any_module ? cause_takes_down(a, c, verbose) : NULL;
+	if (down && c->severity != SEV_NOTE)
+		fprintf(t->out, "%s%s:%s %s\n", pad, c->severity == SEV_ERROR ? "takes down" : "concerns",
+			c_reset(t), down);
+}
+
+size_t render_causes_text(const struct term *t, struct arena *a, const struct causes *cs, bool verbose,
+			  bool (*skip)(const struct cause *c, const void *ctx), const void *ctx)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < cs->list.n; i++) {
+		const struct cause *c = cs->list.item[i];
+		if (skip && skip(c, ctx))
+			continue;
+		if (c->severity == SEV_NOTE && !verbose)
+			continue;
+		render_cause_text(t, a, c, (int)++n, verbose);
+	}
+	return n;
+}
+
+void render_causes_json(struct jw *w, const struct causes *cs)
+{
+	jw_arr_begin(w);
+	for (size_t i = 0; i < cs->list.n; i++) {
+		const struct cause *c = cs->list.item[i];
+		jw_obj_begin(w);
+		jw_kint(w, "index", c->index);
+		jw_kstr(w, "key", c->key);
+		jw_kstr(w, "severity", severity_name(c->severity));
+		jw_kstr(w, "id", c->lead->id);
+		jw_kstr(w, "title", c->lead->title);
+		jw_kstr(w, "fix", c->lead->fix);
+		jw_kint(w, "lead", c->lead->index);
+		jw_kbool(w, "guess", c->guess);
+		jw_kbool(w, "driver", c->driver);
+		jw_key(w, "roots");
+		jw_arr_begin(w);
+		for (size_t k = 0; k < c->roots.n; k++)
+			jw_int(w, ((const struct finding *)c->roots.item[k])->index);
+		jw_arr_end(w);
+		jw_key(w, "findings");
+		jw_arr_begin(w);
+		for (size_t k = 0; k < c->members.n; k++)
+			jw_int(w, ((const struct finding *)c->members.item[k])->index);
+		jw_arr_end(w);
+		jw_key(w, "modules");
+		jw_arr_begin(w);
+		for (size_t k = 0; k < c->modules.n; k++)
+			jw_str(w, c->modules.item[k]);
+		jw_arr_end(w);
+		jw_key(w, "distributions");
+		jw_arr_begin(w);
+		for (size_t k = 0; k < c->dists.n; k++)
+			jw_str(w, c->dists.item[k]);
+		jw_arr_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}

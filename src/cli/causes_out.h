@@ -1,0 +1,25 @@
+/*
+ * causes_out.h: root causes as every command shows them (report/causes.h).
+ *
+ * In text a cause is said once: its severity and id, a headline, the few
+ * lines that explain it (all of them with -v), the fix, and what it takes
+ * down (distributions and their modules).  In JSON each cause links to the
+ * findings it explains by index.
+ */
+#ifndef ABISCOPE_CAUSES_OUT_H
+#define ABISCOPE_CAUSES_OUT_H
+
+#include "cli/render.h"
+#include "report/causes.h"
+
+/* "sgl-kernel (7 modules: flash_ops, ...)", in the arena; NULL when nothing is named. */
+const char *cause_takes_down(struct arena *a, const struct cause *c, bool verbose);
+/* One cause; number 0 prints no number. */
+void render_cause_text(const struct term *t, struct arena *a, const struct cause *c, int number, bool verbose);
+/* Every cause except those whose key is in skip (NULL: none); returns how many were printed. */
+size_t render_causes_text(const struct term *t, struct arena *a, const struct causes *cs, bool verbose,
+			  bool (*skip)(const struct cause *c, const void *ctx), const void *ctx);
+/* "causes": [{key, severity, id, title, fix, guess, driver, findings, roots, modules, distributions}] */
+void render_causes_json(struct jw *w, const struct causes *cs);
+
+#endif
