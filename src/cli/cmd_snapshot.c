@@ -3,6 +3,8 @@
  * environments in one file, for `check --host`, `diff` and `fleet` elsewhere.
  */
 #include "cli/cli.h"
+
+#include <errno.h>
 #include "host/snapshot.h"
 #include "pyenv/check.h"
 
@@ -46,6 +48,27 @@ static int parse(int argc, char **argv, struct snapshot_cli *o)
 	return 0;
 }
 
+/* JSON on standard output for "-", else a file (gzip when it ends in .gz);
+ * *bytes is the file's size, -1 on standard output. */
+static enum status write_snapshot(const struct snapshot *snap, const char *out, long long *bytes,
+				  struct diag *d)
+{
+	size_t len;
+	char *text = snapshot_to_json(snap, &len);
+	if (!text)
+		return diag_set(d, ST_LIMIT, out, DIAG_NO_OFFSET, "out of memory writing the snapshot");
+	enum status st = ST_OK;
+	size_t n = strlen(out);
+	if (str_eq(out, "-")) {
+		if (fwrite(text, 1, len, stdout) != len || fputc('\n', stdout) == EOF)
+			st = diag_errno(d, out, errno, "cannot write");
+	} else {
+		st = fs_write_output(out, text, len, n > 3 && str_eq(out + n - 3, ".gz"), bytes, d);
+	}
+	free(text);
+	return st;
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
 	struct snapshot_cli o;
@@ -75,7 +98,8 @@ int cmd_snapshot(int argc, char **argv)
 	if (!out)
 		out = arena_printf(&s.arena, "abiscope-snapshot-%s.json.gz",
 				   snap.label ? snap.label : snap.hostname ? snap.hostname : "host");
-	if (snapshot_write(&snap, out, &d) != ST_OK) {
+	long long bytes = -1;
+	if (write_snapshot(&snap, out, &bytes, &d) != ST_OK) {
 		fprintf(stderr, "abiscope snapshot: %s: %s\n", d.path, d.msg);
 		code = EXIT_UNREADABLE;
 		goto out;
@@ -88,8 +112,6 @@ int cmd_snapshot(int argc, char **argv)
 		}
 		ntext += snap.files[i].type == SNAP_TEXT;
 	}
-	struct stat st;
-	long long bytes = str_eq(out, "-") || stat(out, &st) != 0 ? -1 : (long long)st.st_size;
 	FILE *tty = str_eq(out, "-") ? stderr : stdout;
 	if (o.json) {
 		struct jw w;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define MAX_SYMLINKS 40
 
@@ -788,4 +789,48 @@ bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *
 	}
 	closedir(dir);
 	return true;
+}
+
+/* ---- output ---- */
+
+static enum status write_gzip(const char *path, const void *data, size_t len, struct diag *d)
+{
+	gzFile gz = gzopen(path, "wb6");
+	if (!gz)
+		return diag_errno(d, path, errno, "cannot create");
+	enum status st = ST_OK;
+	const char *p = data;
+	for (size_t off = 0; off < len && st == ST_OK;) {
+		unsigned chunk = (unsigned)MIN(len - off, (size_t)1 << 30);
+		if (gzwrite(gz, p + off, chunk) != (int)chunk)
+			st = diag_set(d, ST_IO, path, DIAG_NO_OFFSET, "cannot write (gzip)");
+		off += chunk;
+	}
+	if (gzclose(gz) != Z_OK && st == ST_OK)
+		st = diag_set(d, ST_IO, path, DIAG_NO_OFFSET, "cannot write (gzip)");
+	return st;
+}
+
+static enum status write_plain(const char *path, const void *data, size_t len, struct diag *d)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return diag_errno(d, path, errno, "cannot create");
+	enum status st = ST_OK;
+	if (fwrite(data, 1, len, f) != len)
+		st = diag_errno(d, path, errno, "cannot write");
+	if (fclose(f) != 0 && st == ST_OK)
+		st = diag_errno(d, path, errno, "cannot write");
+	return st;
+}
+
+enum status fs_write_output(const char *path, const void *data, size_t len, bool gzip,
+			    long long *size, struct diag *d)
+{
+	enum status st = gzip ? write_gzip(path, data, len, d) : write_plain(path, data, len, d);
+	if (size) {
+		struct stat sb;
+		*size = st == ST_OK && stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+	}
+	return st;
 }

@@ -110,6 +110,12 @@ void fs_unmap(struct mapped_file *mf);
 enum status fs_read_small(const struct fsview *fs, const char *path, size_t max, char **out,
 			  size_t *len, struct diag *d);
 
+/* Writes a file abiscope produces (a snapshot, a report): never one it
+ * inspects.  Creates or truncates path, gzip-compressed when gzip is set;
+ * *size (optional) is the size written to disk. */
+enum status fs_write_output(const char *path, const void *data, size_t len, bool gzip,
+			    long long *size, struct diag *d);
+
 /* Directory listing: calls fn for each entry name other than . and ..;
  * kind is FS_DIR, FS_REGULAR or FS_OTHER (unknown, or anything else);
  * is_link says the entry itself is a symbolic link (kind is then unknown).

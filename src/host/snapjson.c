@@ -313,52 +313,13 @@ static json_t *snapshot_json(const struct snapshot *s)
 	return root;
 }
 
-static bool ends_with_gz(const char *path)
-{
-	size_t n = strlen(path);
-	return n > 3 && str_eq(path + n - 3, ".gz");
-}
-
-enum status snapshot_write(const struct snapshot *snap, const char *path, struct diag *d)
+char *snapshot_to_json(const struct snapshot *snap, size_t *len)
 {
 	json_t *root = snapshot_json(snap);
 	char *text = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
-	if (!text)
-		return diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET, "out of memory writing the snapshot");
-	size_t len = strlen(text);
-	enum status st = ST_OK;
-	if (str_eq(path, "-")) {
-		if (fwrite(text, 1, len, stdout) != len || fputc('\n', stdout) == EOF)
-			st = diag_errno(d, path, errno, "cannot write");
-	} else if (ends_with_gz(path)) {
-		gzFile gz = gzopen(path, "wb6");
-		if (!gz) {
-			st = diag_errno(d, path, errno, "cannot create");
-		} else {
-			size_t off = 0;
-			while (off < len && st == ST_OK) {
-				unsigned chunk = (unsigned)MIN(len - off, (size_t)1 << 30);
-				if (gzwrite(gz, text + off, chunk) != (int)chunk)
-					st = diag_set(d, ST_IO, path, DIAG_NO_OFFSET, "cannot write (gzip)");
-				off += chunk;
-			}
-			if (gzclose(gz) != Z_OK && st == ST_OK)
-				st = diag_set(d, ST_IO, path, DIAG_NO_OFFSET, "cannot write (gzip)");
-		}
-	} else {
-		FILE *f = fopen(path, "wb");
-		if (!f) {
-			st = diag_errno(d, path, errno, "cannot create");
-		} else {
-			if (fwrite(text, 1, len, f) != len)
-				st = diag_errno(d, path, errno, "cannot write");
-			if (fclose(f) != 0 && st == ST_OK)
-				st = diag_errno(d, path, errno, "cannot write");
-		}
-	}
-	free(text);
-	return st;
+	*len = text ? strlen(text) : 0;
+	return text;
 }
 
 /* ---- reading ---- */

@@ -222,8 +222,9 @@ struct snapshot_options {
 enum status snapshot_build(struct scan *s, const struct snap_recorder *r, const struct ldso_facts *f,
 			   const struct snapshot_options *o, struct snapshot *snap, struct diag *d);
 
-/* JSON (gzip-compressed when path ends in .gz); "-" is standard output. */
-enum status snapshot_write(const struct snapshot *snap, const char *path, struct diag *d);
+/* The snapshot as compact JSON text (malloc'd, the caller frees it; NULL
+ * when memory runs out).  The CLI writes it (core/fs.h fs_write_output). */
+char *snapshot_to_json(const struct snapshot *snap, size_t *len);
 /* Reads a snapshot file (plain or gzip) through the real file system. */
 enum status snapshot_read(struct arena *a, const char *path, struct snapshot *snap, struct diag *d);
 /*
