@@ -77,6 +77,9 @@ abiscope: $(BUILD)/abiscope
 $(BUILD)/abiscope: $(CLI_OBJ) $(BUILD)/libabiscope.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libabiscope.a $(LDLIBS)
 
+# The library may not print or read the environment (src/core/banned.h).
+$(LIB_OBJ): CFLAGS += -DABISCOPE_LIBRARY
+
 $(BUILD)/libabiscope.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJ)
@@ -97,7 +100,7 @@ $(BUILD)/tools/%: tests/tools/%.c
 
 unit: $(UNIT_BIN)
 
-test: all unit $(TOOL_BIN) $(BENCH_BIN)
+test: all unit $(TOOL_BIN) $(BENCH_BIN) lint
 	@ABISCOPE=$(CURDIR)/$(BUILD)/abiscope BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh
 
 asan:

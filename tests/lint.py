@@ -269,13 +269,15 @@ class Lint:
                 for lit in ID_LITERAL_RE.findall(args.split(",", 2)[1] if "," in args else ""):
                     if lit not in registered:
                         self.report(rel, lineno, "finding-id",
-                                    f"finding id {lit} is not in data/findings.def")
+                                    f"finding id {lit} is not registered: add a FINDING line to "
+                                    "data/findings.def and a row to docs/findings.md")
         docs = open(os.path.join(TOP, "docs", "findings.md"), encoding="utf-8").read()
         documented = documented_ids(docs)
         for fid, lineno in registered.items():
             if fid not in documented:
                 self.report("data/findings.def", lineno, "finding-id",
-                            f"{fid} is not documented in docs/findings.md")
+                            f"{fid} is not documented: add a row to a \"| id |\" table of "
+                            "docs/findings.md")
         for fid in sorted(documented - set(registered)):
             self.report("docs/findings.md", 1, "finding-id",
                         f"docs/findings.md lists {fid}, which data/findings.def does not register")
@@ -298,6 +300,9 @@ class Lint:
         self.banned_in_tests()
         for path, line, rule, what in self.violations:
             print(f"{path}:{line}: {rule}: {what}")
+        if self.violations:
+            print("(a violation that must stay goes into tests/lint-exceptions.txt with its reason; "
+                  "see docs/CodingGuidelines.md)")
         for rule, path, func, reason, used in self.exceptions:
             if not used:
                 where = path + (":" + func if func else "")

@@ -747,7 +747,8 @@ bool elf_sym(const struct elf_file *ef, uint32_t idx, struct elf_sym *out)
 	if (!elf_sym_head(ef, idx, out))
 		return false;
 	/* elf_sym_head proved the record is there; the name is its first word. */
-	uint32_t name = elf_load_u32(ef->dynsym.data + (uint64_t)idx * ef->syment, ef->big_endian);
+	uint32_t name = elf_load_u32(bytes_at(&ef->dynsym, (uint64_t)idx * ef->syment, 4),
+				     ef->big_endian);
 	if (!bytes_cstr(&ef->dynstr, name, &out->name, NULL))
 		out->name = "";
 	if (ef->versym.len)

@@ -103,8 +103,8 @@ enum status ldcache_parse(struct arena *a, struct bytes raw, const char *path, s
 					"ld.so.cache: %u entries do not fit the file", nlibs);
 		uint64_t off = OLD_HEADER + (uint64_t)nlibs * OLD_ENTRY;
 		off = (off + 7) & ~(uint64_t)7;
-		if (bytes_has(b, off, NEW_HEADER) &&
-		    memcmp(b->data + off, NEW_MAGIC, strlen(NEW_MAGIC)) == 0) {
+		const uint8_t *magic = bytes_at(b, off, NEW_HEADER);
+		if (magic && memcmp(magic, NEW_MAGIC, strlen(NEW_MAGIC)) == 0) {
 			new_off = off;
 		} else {
 			/* Old format only: strings are relative to the end of the table. */
