@@ -33,13 +33,27 @@ static struct vfs_node *ensure_dir(struct vfs *v, const char *path);
 static struct vfs_node *add_node(struct vfs *v, const char *path, enum vfs_type type)
 {
 	struct vfs_node *n = strmap_get(&v->nodes, path);
-	if (n) {
+	if (n && n->type != VFS_HIDDEN) {
 		n->type = type;
 		return n;
 	}
 	char parent[PATH_MAX];
 	parent_of(path, parent, sizeof parent);
 	struct vfs_node *p = ensure_dir(v, parent);
+	if (n) {
+		/* a file removed and placed again (an upgrade over the same path):
+		 * a node of its own again, listed in its folder */
+		n->type = type;
+		n->ino = v->next_ino++;
+		n->mode = type == VFS_DIR ? 0755 : 0644;
+		bool listed = false;
+		const char *name = strrchr(n->path, '/') + 1;
+		for (size_t i = 0; p && i < p->children.n && !listed; i++)
+			listed = str_eq(p->children.item[i], name);
+		if (p && !listed)
+			ptrvec_push(v->arena, &p->children, (void *)name);
+		return n;
+	}
 	n = arena_alloc(v->arena, sizeof *n);
 	n->path = arena_strdup(v->arena, path);
 	n->type = type;

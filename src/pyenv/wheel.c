@@ -271,6 +271,49 @@ enum status wheel_read(struct arena *a, struct wheel *w, size_t i, const uint8_t
 	return ST_OK;
 }
 
+/* Streams member i to its end (libzip checks the CRC there), in a small buffer. */
+static enum status verify_member(struct arena *a, struct wheel *w, size_t i, uint8_t *buf, size_t bufsz,
+				 struct diag *d)
+{
+	const struct wheel_member *m = &w->m[i];
+	zip_file_t *zf = zip_fopen_index(w->zip, m->index, 0);
+	if (!zf)
+		return diag_set(d, ST_MALFORMED, arena_printf(a, "%s(%s)", w->path, m->name), DIAG_NO_OFFSET,
+				"cannot read the member: %s", zip_strerror(w->zip));
+	uint64_t got = 0;
+	enum status st = ST_OK;
+	for (;;) {
+		zip_int64_t r = zip_fread(zf, buf, bufsz);
+		if (r < 0) {
+			st = diag_set(d, ST_MALFORMED, arena_printf(a, "%s(%s)", w->path, m->name), got,
+				      "damaged member: %s", zip_file_strerror(zf));
+			break;
+		}
+		if (r == 0)
+			break;
+		got += (uint64_t)r;
+		if (got > m->size)
+			break;
+	}
+	if (st == ST_OK && got != m->size)
+		st = diag_set(d, ST_MALFORMED, arena_printf(a, "%s(%s)", w->path, m->name), got,
+			      "member of %llu bytes where its header declares %llu", (unsigned long long)got,
+			      (unsigned long long)m->size);
+	zip_fclose(zf);
+	return st;
+}
+
+static enum status verify_members(struct arena *a, struct wheel *w, struct diag *d)
+{
+	size_t bufsz = 1u << 18;
+	uint8_t *buf = arena_alloc(a, bufsz);
+	enum status st = ST_OK;
+	for (size_t i = 0; i < w->nm && st == ST_OK; i++)
+		if (!w->m[i].is_dir)
+			st = verify_member(a, w, i, buf, bufsz, d);
+	return st;
+}
+
 static bool read_text(struct arena *a, struct wheel *w, const char *name, const char **text, size_t *len,
 		      struct diag *d, enum status *st)
 {
@@ -344,6 +387,7 @@ static enum status wheel_load(struct arena *a, const char *path, zip_t *z, struc
 		return diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET, "%lld members (at most %d are read)", (long long)n,
 				WHEEL_MAX_MEMBERS);
 	w->m = arena_calloc(a, n ? (size_t)n : 1, sizeof *w->m);
+	uint64_t total_csize = 0;
 	struct strmap seen;
 	memset(&seen, 0, sizeof seen);
 	for (zip_int64_t i = 0; i < n; i++) {
@@ -370,16 +414,26 @@ static enum status wheel_load(struct arena *a, const char *path, zip_t *z, struc
 			return diag_set(d, ST_LIMIT, arena_printf(a, "%s(%s)", path, name), DIAG_NO_OFFSET,
 					"member of %llu bytes (at most %llu)", (unsigned long long)m->size,
 					(unsigned long long)WHEEL_MAX_MEMBER);
-		if (m->size > (64u << 20) && m->size / (m->csize ? m->csize : 1) > WHEEL_MAX_RATIO)
+		if (m->size > WHEEL_RATIO_FLOOR && m->size / (m->csize ? m->csize : 1) > WHEEL_MAX_RATIO)
 			return diag_set(d, ST_LIMIT, arena_printf(a, "%s(%s)", path, name), DIAG_NO_OFFSET,
 					"compressed %llu:1 (a zip bomb?)",
 					(unsigned long long)(m->size / (m->csize ? m->csize : 1)));
 		w->total += m->size;
+		total_csize += m->csize;
 		if (w->total > WHEEL_MAX_TOTAL)
 			return diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET, "more than %llu bytes once unpacked",
 					(unsigned long long)WHEEL_MAX_TOTAL);
 		w->nm++;
 	}
+	/* many small members can be a bomb too (32 x 64 MiB of zeros in 2 MB) */
+	if (w->total > WHEEL_RATIO_FLOOR && w->total / (total_csize ? total_csize : 1) > WHEEL_MAX_RATIO)
+		return diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET,
+				"members of %llu bytes in all, compressed %llu:1 (a zip bomb?)",
+				(unsigned long long)w->total, (unsigned long long)(w->total / (total_csize ? total_csize : 1)));
+	/* pip refuses a wheel with any damaged member: inflate every one, keeping nothing */
+	st = verify_members(a, w, d);
+	if (st != ST_OK)
+		return st;
 	/* the .dist-info folder: by the name (pip normalises) or the only one */
 	ssize_t wi = member_named(w, arena_printf(a, "%s/WHEEL", w->dist_info));
 	if (wi < 0) {

@@ -28,6 +28,8 @@
 #define WHEEL_MAX_MEMBERS 200000
 #define WHEEL_MAX_MEMBER ((uint64_t)8 << 30)
 #define WHEEL_MAX_TOTAL ((uint64_t)32 << 30)
+#define WHEEL_RATIO_FLOOR ((uint64_t)64 << 20)	/* the ratio is checked above this size,
+							 * per member and for all members together */
 #define WHEEL_MAX_RATIO 200	/* uncompressed / compressed, for members over 64 MiB: real
 				 * libraries and cubins compress 2-10:1 */
 

@@ -83,6 +83,10 @@ wheel("evil-1.0-py3-none-any.whl", "evil", "1.0", [("../../evil.py", "x")])
 with zipfile.ZipFile(fx + "/bomb-1.0-py3-none-any.whl", "w", zipfile.ZIP_DEFLATED) as z:
     z.writestr("bomb-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\n")
     z.writestr("bomb/zeros.so", b"\0" * (96 << 20))
+with zipfile.ZipFile(fx + "/bombs-1.0-py3-none-any.whl", "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("bombs-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\n")
+    for i in range(3):	# each under the per-member floor, 120 MiB together
+        z.writestr("bombs/zeros%d.so" % i, b"\0" * (40 << 20))
 open(fx + "/notzip-1.0-py3-none-any.whl", "wb").write(b"PK\3\4 this is not a zip archive at all" * 10)
 PY
 
@@ -119,6 +123,9 @@ expect_contains "$(cat "$FX/bad.txt")" "evil-1.0-py3-none-any.whl(../../evil.py)
 $ABISCOPE wheel --env "$E" "$FX/bomb-1.0-py3-none-any.whl" >"$FX/bad.txt" 2>&1
 expect_eq "$?" 3 "zip bomb: exit 3"
 expect_contains "$(cat "$FX/bad.txt")" "bomb/zeros.so): compressed" "zip bomb: names the member and the ratio"
+$ABISCOPE wheel --env "$E" "$FX/bombs-1.0-py3-none-any.whl" >"$FX/bad.txt" 2>&1
+expect_eq "$?" 3 "many members that are a bomb together: exit 3"
+expect_contains "$(cat "$FX/bad.txt")" "members of 125829139 bytes in all, compressed" "many small bombs: the total and the ratio"
 $ABISCOPE wheel --env "$E" "$FX/notzip-1.0-py3-none-any.whl" >"$FX/bad.txt" 2>&1
 expect_eq "$?" 3 "not a zip: exit 3"
 expect_contains "$(cat "$FX/bad.txt")" "not a readable zip archive" "not a zip: says so"
