@@ -14,6 +14,11 @@ struct check_cli {
 	const char *paths[64];
 	size_t npaths;
 	const char *root, *host;
+	/* check --host PATH: the placed binaries (judged in the host's environment,
+	 * the first of paths) and the PATHs left where they are (the last nrest) */
+	const char *const *focus;
+	size_t nfocus, nrest;
+	const char *host_python;
 	const char *gpus[16];
 	size_t ngpus;
 	bool json, verbose;
@@ -310,6 +315,133 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 	jw_obj_end(w);
 }
 
+/* ---- check --host PATH: this machine's binaries placed into the host ---- */
+
+struct placement {
+	const char *from[64], *to[64];	/* this machine's path -> where it goes on the host */
+	size_t nplaced;
+	size_t nrest;			/* PATHs left where they are: the last nrest of the list */
+	const char *site;		/* the host's site directory they went into */
+};
+
+/* Where a path of this machine would be installed in site: a whole
+ * environment's site-packages goes onto site, a file or folder under a site
+ * directory to the same place under site; NULL when it is neither. */
+static const char *install_place(struct scan *s, const char *path, const char *site, const char **from)
+{
+	struct pyenv e;
+	struct diag d;
+	diag_clear(&d);
+	*from = path;
+	if (pyenv_open(s, path, &e, &d) == ST_OK && e.kind != PYENV_PLAIN && e.nsite) {
+		*from = e.site[0];
+		return site;
+	}
+	if (pyenv_enclosing(s, path, &e))
+		for (size_t i = 0; i < e.nsite; i++) {
+			size_t n = strlen(e.site[i]);
+			if (strncmp(path, e.site[i], n) == 0 && path[n] == '/')
+				return arena_printf(&s->arena, "%s/%s", site, path + n + 1);
+		}
+	const char *sp = strstr(path, "/site-packages/");
+	if (!sp)
+		sp = strstr(path, "/dist-packages/");
+	if (sp)
+		return arena_printf(&s->arena, "%s/%s", site, strchr(sp + 1, '/') + 1);
+	return NULL;
+}
+
+static enum status place_paths(struct scan *s, struct check_cli *o, struct snapshot *host, struct placement *pl,
+			       struct diag *d)
+{
+	const char *where[64];
+	const char *from[64];
+	size_t n = o->npaths;
+	for (size_t i = 0; i < n; i++) {
+		char abs[4096], norm[4096];
+		fs_absolute(&s->fs, o->paths[i], abs, sizeof abs);
+		path_normalize(abs, norm, sizeof norm);
+		o->paths[i] = arena_strdup(&s->arena, norm);
+		where[i] = host->nsite ? install_place(s, o->paths[i], host->site[0], &from[i]) : NULL;
+	}
+	snapshot_mount(s, host);
+	pl->site = host->nsite ? host->site[0] : NULL;
+	size_t keep = 0;
+	const char *rest[64];
+	for (size_t i = 0; i < n; i++) {
+		if (where[i]) {
+			enum status st = snapshot_overlay(s, from[i], where[i], d);
+			if (st != ST_OK)
+				return st;
+			pl->from[pl->nplaced] = from[i];
+			pl->to[pl->nplaced++] = where[i];
+			continue;
+		}
+		/* not an installed file (a build folder): checked where it is,
+		 * with the host's interpreter */
+		struct stat st;
+		if (stat(o->paths[i], &st) == 0 && !S_ISDIR(st.st_mode)) {
+			char dir[4096];
+			path_dirname(o->paths[i], dir, sizeof dir);
+			vfs_passthrough(s->fs.vfs, dir);
+		} else {
+			vfs_passthrough(s->fs.vfs, o->paths[i]);
+		}
+		rest[keep++] = o->paths[i];
+	}
+	o->npaths = 0;
+	if (pl->nplaced && host->env_root)
+		o->paths[o->npaths++] = host->env_root;
+	else
+		pl->nplaced = 0;
+	for (size_t i = 0; i < keep; i++)
+		o->paths[o->npaths++] = rest[i];
+	pl->nrest = keep;
+	return ST_OK;
+}
+
+/* What check --host modelled: the host, its environment and interpreter. */
+static void print_host_text(const struct term *t, const struct snapshot *host, const struct placement *pl,
+			    const struct env_check *c)
+{
+	fprintf(t->out, "%shost%s         %s (snapshot of %s %s, glibc %d.%d)\n", c_bold(t), c_reset(t),
+		host->label ? host->label : host->hostname ? host->hostname : "?",
+		host->env_kind ? host->env_kind : "environment", host->env_root ? host->env_root : "?",
+		host->glibc_major, host->glibc_minor);
+	for (size_t i = 0; i < pl->nplaced; i++)
+		fprintf(t->out, "%splaced%s       %s -> %s\n", c_bold(t), c_reset(t), pl->from[i], pl->to[i]);
+	if (!pl->nplaced || !c)
+		return;
+	fprintf(t->out, "%smodelled%s     imported by %s in the host's environment",
+		c_bold(t), c_reset(t), c->process_exe ? c->process_exe : "(no interpreter)");
+	if (c->torch.found && c->torch_replayed)
+		fprintf(t->out, ", after its import torch %s", c->torch.version ? c->torch.version : "");
+	fputs("\n\n", t->out);
+}
+
+static void print_host_json(struct jw *w, const struct snapshot *host, const struct placement *pl,
+			    const struct env_check *c)
+{
+	jw_key(w, "host");
+	jw_obj_begin(w);
+	jw_kstr(w, "label", host->label);
+	jw_kstr(w, "environment", host->env_root);
+	jw_kstr(w, "kind", host->env_kind);
+	jw_kstr(w, "site_packages", pl->site);
+	jw_kstr(w, "interpreter", pl->nplaced && c ? c->process_exe : host->python);
+	jw_kbool(w, "after_import_torch", pl->nplaced && c && c->torch.found && c->torch_replayed);
+	jw_key(w, "placed");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < pl->nplaced; i++) {
+		jw_obj_begin(w);
+		jw_kstr(w, "from", pl->from[i]);
+		jw_kstr(w, "to", pl->to[i]);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
 /* ---- one run over every environment ---- */
 
 /* Version of the JSON document: 2 added "causes" and "with_driver". */
@@ -341,7 +473,16 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 		struct diag d;
 		diag_clear(&d);
 		r->ffirst[i] = s->findings.list.n;
-		if (check_env(s, o->npaths ? o->paths[i] : NULL, opt, &r->envs[i], &d) != ST_OK) {
+		struct check_options one = *opt;
+		if (i == 0 && o->nfocus) {
+			/* the placed binaries, judged in the host's environment */
+			one.focus = o->focus;
+			one.nfocus = o->nfocus;
+		} else if (o->host && i + o->nrest >= r->nenv && !one.python) {
+			/* a build folder of this machine, imported by the host's interpreter */
+			one.python = o->host_python;
+		}
+		if (check_env(s, o->npaths ? o->paths[i] : NULL, &one, &r->envs[i], &d) != ST_OK) {
 			fprintf(stderr, "abiscope check: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
 			return d.status == ST_NOT_FOUND ? EXIT_USAGE : EXIT_UNREADABLE;
 		}
@@ -498,6 +639,8 @@ int cmd_check(int argc, char **argv)
 	struct scan s;
 	scan_init(&s, o.root);
 	struct snapshot host;
+	struct placement pl;
+	memset(&pl, 0, sizeof pl);
 	if (o.host) {
 		struct diag hd;
 		diag_clear(&hd);
@@ -506,43 +649,20 @@ int cmd_check(int argc, char **argv)
 			scan_release(&s);
 			return EXIT_UNREADABLE;
 		}
-		/* this machine's PATHs stay visible, the rest is the described host */
-		char abs[4096];
-		for (size_t i = 0; i < o.npaths; i++) {
-			fs_absolute(&s.fs, o.paths[i], abs, sizeof abs);
-			char norm[4096];
-			path_normalize(abs, norm, sizeof norm);
-			o.paths[i] = arena_strdup(&s.arena, norm);
+		/* this machine's PATHs: placed into the host's environment when
+		 * they are installed files (or a whole environment), else left
+		 * where they are, visible through the described host */
+		if (place_paths(&s, &o, &host, &pl, &hd) != ST_OK) {
+			fprintf(stderr, "abiscope check: %s: %s\n", hd.path, hd.msg);
+			scan_release(&s);
+			return EXIT_UNREADABLE;
 		}
-		snapshot_mount(&s, &host);
-		for (size_t i = 0; i < o.npaths; i++) {
-			/* a file of a site-packages folder here goes where it would be
-			 * installed there: the host's own site-packages */
-			const char *sp = strstr(o.paths[i], "/site-packages/");
-			if (!sp)
-				sp = strstr(o.paths[i], "/dist-packages/");
-			if (sp && host.nsite) {
-				const char *rel = strchr(sp + 1, '/') + 1;
-				const char *there = arena_printf(&s.arena, "%s/%s", host.site[0], rel);
-				if (snapshot_overlay(&s, o.paths[i], there, &hd) != ST_OK) {
-					fprintf(stderr, "abiscope check: %s: %s\n", hd.path, hd.msg);
-					scan_release(&s);
-					return EXIT_UNREADABLE;
-				}
-				o.paths[i] = there;
-				continue;
-			}
-			struct stat st;
-			if (stat(o.paths[i], &st) == 0 && !S_ISDIR(st.st_mode)) {
-				char dir[4096];
-				path_dirname(o.paths[i], dir, sizeof dir);
-				vfs_passthrough(s.fs.vfs, dir);
-			} else {
-				vfs_passthrough(s.fs.vfs, o.paths[i]);
-			}
-		}
+		o.focus = pl.to;
+		o.nfocus = pl.nplaced;
+		o.nrest = pl.nrest;
+		o.host_python = host.python;
 		bool plain = host.env_kind && str_eq(host.env_kind, "folder");
-		if ((o.npaths || plain) && !o.opt.python)
+		if (plain && !o.opt.python)
 			o.opt.python = host.python;
 		/* the GPUs and driver the host has, unless --gpu / --driver say otherwise */
 		unsigned *cc = arena_calloc(&s.arena, host.ngpus + 1, sizeof *cc);
@@ -602,6 +722,8 @@ int cmd_check(int argc, char **argv)
 		jw_kstr(&w, "command", "check");
 		jw_kint(&w, "schema", CHECK_JSON_SCHEMA);
 		jw_kbool(&w, "ok", code == EXIT_OK);
+		if (o.host)
+			print_host_json(&w, &host, &pl, here.nenv ? &here.envs[0] : NULL);
 		print_run_json(&s, &w, &here);
 		jw_key(&w, "with_driver");
 		if (modelled && !drv.failed_to_run) {
@@ -618,6 +740,8 @@ int cmd_check(int argc, char **argv)
 	} else {
 		struct term t;
 		term_init(&t, stdout, o.color);
+		if (o.host && pl.nplaced)
+			print_host_text(&t, &host, &pl, &here.envs[0]);
 		for (size_t i = 0; i < here.nenv; i++)
 			print_env_text(&s, &t, &here, i, modelled && !drv.failed_to_run ? &drv : NULL, modelled, o.verbose);
 		print_summary_line(&t, &here);

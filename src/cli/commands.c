@@ -57,8 +57,9 @@ static const struct cli_option check_options[] = {
 	{ "--no-driver", NULL, NULL, 0, NULL, "do not ask libcuda.so.1 for the GPUs" },
 	{ "--ld-library-path", NULL, "LIST", 0, NULL, LLP_HELP },
 	{ "--host", NULL, "SNAPSHOT", 0, "file", "check on the host a snapshot describes (abiscope snapshot): its "
-	  "environment, or PATHs of this machine (wheels' binaries, a build folder) as if they sat in that "
-	  "environment" },
+	  "environment, or PATHs of this machine copied into it: a package folder to the same place in its "
+	  "site-packages, a whole venv's site-packages over its own; then imported by its interpreter after "
+	  "its import torch (a build folder stays where it is)" },
 	END_OPTIONS,
 };
 

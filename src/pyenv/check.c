@@ -393,6 +393,19 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 		v->finding_end = s->findings.list.n;
 		return;
 	}
+	if (!x->c->torch.found && io->is_extension && package_imports_torch(x, io)) {
+		/* Python stops at the package's `import torch`, before any dlopen */
+		struct finding *f = finding_add(&s->findings, "module-not-found", SEV_ERROR, io->path);
+		finding_title(&s->findings, f, "%s/__init__.py imports torch, and torch is not installed in this "
+			      "environment", io->package);
+		finding_fix(&s->findings, f, "install the torch %s was built for", io->package);
+		set_fields(s, f, io);
+		val_set_str(&s->arena, f->fields, "module", "torch");
+		v->state = V_FAILS;
+		v->dlerror = "No module named 'torch'";
+		v->finding_end = s->findings.list.n;
+		return;
+	}
 	struct process *p = &x->base;
 	const char *why = NULL;
 	if (x->c->torch.found && !in_torch(x, io)) {
@@ -775,6 +788,16 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 	return ST_OK;
 }
 
+static bool in_focus(const struct check_options *o, const char *path)
+{
+	for (size_t i = 0; i < o->nfocus; i++) {
+		size_t n = strlen(o->focus[i]);
+		if (strncmp(path, o->focus[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
 static int cmp_inv(const void *a, const void *b)
 {
 	const struct inv_obj *x = *(struct inv_obj *const *)a, *y = *(struct inv_obj *const *)b;
@@ -859,6 +882,8 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 	for (size_t i = 0; i < n; i++) {
 		struct inv_obj *io = order[i];
 		if (!io->is_extension && !o->libraries_too)
+			continue;
+		if (o->nfocus && !in_focus(o, io->path))
 			continue;
 		struct module_verdict *v = &c->v[c->nv++];
 		judge(x, io, v);

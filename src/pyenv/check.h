@@ -42,6 +42,11 @@ struct check_options {
 	size_t ngpu_cc;
 	const char *driver;
 	bool no_driver;
+	/* judge only the objects at or under these paths (binaries placed into
+	 * the environment, check --host PATH); the environment, its interpreter
+	 * and its `import torch` are modelled as usual.  NULL: every object */
+	const char *const *focus;
+	size_t nfocus;
 };
 
 enum verdict_state { V_OK, V_FAILS, V_NOT_CHECKED, V_OTHER_PYTHON };

@@ -110,6 +110,16 @@ expect_contains "$(cat "$FX/copied.txt")" "undefined symbol: _ZN3c104cuda29c10_c
 	"check --host B A's extension: the symbol B's torch lacks"
 $ABISCOPE check --color never --host "$FX/a.json.gz" "$A/$EXT" >"$FX/copied_a.txt" 2>&1
 expect_eq "$?" 0 "check --host A A's extension: imports (exit 0)"
+# a package folder and a whole venv: placed into B's site-packages, B's interpreter, after B's import torch
+$ABISCOPE check --color never --host "$FX/b.json" "$A/lib/python3.11/site-packages/myext" >"$FX/placed.txt" 2>&1
+expect_eq "$?" 1 "check --host B A's myext folder: fails (exit 1)"
+expect_contains "$(cat "$FX/placed.txt")" "placed       $A/lib/python3.11/site-packages/myext -> $B/lib/python3.11/site-packages/myext" \
+	"check --host B A's myext folder: says where it was placed"
+expect_contains "$(cat "$FX/placed.txt")" "in the host's environment, after its import torch 2.10.0+cu130" \
+	"check --host B A's myext folder: says which interpreter and torch state it models"
+$ABISCOPE check --color never --host "$FX/b.json" "$A" >"$FX/placed_env.txt" 2>&1
+expect_contains "$(cat "$FX/placed_env.txt")" "placed       $A/lib/python3.11/site-packages -> $B/lib/python3.11/site-packages" \
+	"check --host B A's whole venv: its site-packages placed over B's"
 
 # ---- names kept: the C++ explanation is the same as on the host
 $ABISCOPE snapshot --names --label host-b --no-driver "$B" -o "$FX/bn.json.gz" >/dev/null 2>&1
