@@ -62,6 +62,7 @@ for t in "$here"/*/test_*.py; do
 	run_suite "$(basename "$(dirname "$t")")/$(basename "$t" .py)" python3 "$t"
 done
 run_suite "diff/fixtures" python3 "$here/diff/differential.py" fixtures
+run_suite "diff/host-oracle" python3 "$here/diff/host_oracle.py"
 run_suite "diff/snapshot-agreement" python3 "$here/diff/snapshot_agreement.py" \
 	$(ls -d "$BUILD"/diff/*/ 2>/dev/null) /usr/local/cuda/lib64
 if [ "$SLOW" != 0 ]; then
