@@ -88,6 +88,7 @@ void record_parse(struct arena *a, const char *base, const char *text, size_t le
 		lineno++;
 		const char *q = p;
 		const char *lend = le;
+		bool has_nul = memchr(q, '\0', (size_t)(le - q)) != NULL;
 		if (lend > q && lend[-1] == '\r')
 			lend--;
 		p = nl ? nl + 1 : end;
@@ -97,7 +98,7 @@ void record_parse(struct arena *a, const char *base, const char *text, size_t le
 		const char *path = csv_field(a, &q, lend, &ok1);
 		const char *hash = q < lend ? csv_field(a, &q, lend, &ok2) : "";
 		const char *size = q < lend ? csv_field(a, &q, lend, &ok3) : "";
-		if (!ok1 || !ok2 || !ok3 || !*path || memchr(path, '\0', strlen(path) + 1) != path + strlen(path)) {
+		if (!ok1 || !ok2 || !ok3 || !*path || has_nul) {
 			problem(a, d, "RECORD line %zu is malformed", lineno);
 			continue;
 		}
