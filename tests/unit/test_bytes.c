@@ -24,8 +24,11 @@ static void reads(void)
 	CHECK(!bytes_cstr(&le, 11, &s, &n), "string without a NUL before the end is refused");
 	CHECK(!bytes_cstr(&le, 12, &s, &n), "string starting at the end is refused");
 	struct bytes sub;
-	CHECK(bytes_sub(&le, 8, 3, &sub) && sub.len == 3 && !bytes_cstr(&sub, 2, &s, &n) == false,
+	CHECK(bytes_sub(&le, 8, 3, &sub) && sub.len == 3 && bytes_cstr(&sub, 0, &s, &n) && n == 2 &&
+		      strcmp(s, "ab") == 0,
 	      "sub-window keeps the NUL inside");
+	CHECK(bytes_sub(&le, 8, 2, &sub) && !bytes_cstr(&sub, 0, &s, &n),
+	      "a sub-window that cuts the NUL off refuses the string");
 	CHECK(!bytes_sub(&le, 10, 3, &sub), "sub-window past the end is refused");
 	CHECK(bytes_find(&le, 0, "ab", 2) == 8 && bytes_find(&le, 9, "ab", 2) == -1, "find");
 	uint64_t w;
@@ -39,8 +42,9 @@ static void arena_and_maps(void)
 	char *p = arena_alloc(&a, 10);
 	CHECK(((uintptr_t)p & 15) == 0, "arena allocations are 16-byte aligned");
 	char *big = arena_alloc(&a, 1 << 20);
-	big[(1 << 20) - 1] = 1;
-	CHECK(big != NULL, "an allocation larger than a block");
+	CHECK(big[0] == 0 && big[(1 << 20) - 1] == 0, "an allocation larger than a block is zeroed");
+	char *next = arena_alloc(&a, 10);
+	CHECK(next == p + 16, "a block of its own for a large request: small ones go on in the current block");
 	CHECK_STR(arena_printf(&a, "%s-%d", "x", 7), "x-7", "arena_printf");
 	struct strmap m = { 0 };
 	char keys[200][16];

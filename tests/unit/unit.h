@@ -27,6 +27,16 @@ static inline void unit_report(bool ok, const char *what, const char *file, int 
 
 #define CHECK(cond, what) unit_report((cond), (what), __FILE__, __LINE__, #cond)
 
+/* A step that prepares a test, not a test: counted by no one, and a failure
+ * stops the program (tests/run.sh counts a suite that dies as a failure). */
+#define SETUP(cond, what)                                                                     \
+	do {                                                                                  \
+		if (!(cond)) {                                                                \
+			printf("Bail out! setup failed: %s (%s:%d)\n", (what), __FILE__, __LINE__); \
+			exit(2);                                                              \
+		}                                                                             \
+	} while (0)
+
 #define CHECK_INT(got, want, what)                                                           \
 	do {                                                                                  \
 		int64_t g_ = (int64_t)(got), w_ = (int64_t)(want);                            \
