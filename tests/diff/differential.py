@@ -81,7 +81,7 @@ def id_of_error(err, target_is_foreign=False):
 
 
 def run_pair(name, target, preload=(), lazy=False, env=None, cwd=None, as_user=None, expect=None,
-             driver=None, foreign=False):
+             driver=None, foreign=False, abiscope=None):
     """Runs the oracle and the prediction and compares them."""
     driver = driver or DRIVER
     env2 = dict(os.environ)
@@ -117,7 +117,7 @@ def run_pair(name, target, preload=(), lazy=False, env=None, cwd=None, as_user=N
     finally:
         if os.path.exists(out.name):
             os.unlink(out.name)
-    pred = subprocess.run(prefix + [os.path.abspath(ABISCOPE), "why", "--json", "--process",
+    pred = subprocess.run(prefix + [os.path.abspath(abiscope or ABISCOPE), "why", "--json", "--process",
                                     os.path.abspath(driver)] + args + [target],
                           env=env2, cwd=cwd, capture_output=True, text=True, timeout=120)
     try:
@@ -406,14 +406,29 @@ def fixture_cases():
     run_pair("a symlink loop on the path", fx.p("liba.so"),
              env={"LD_LIBRARY_PATH": f"{fx.p('loop')}:{fx.p('good')}"})
     if os.geteuid() == 0 and shutil.which("setpriv"):
-        fx.write("noperm/libcand.so", open(fx.p("good/libcand.so"), "rb").read(), mode=0o000)
-        for d in (fx.dir,):
-            os.chmod(d, 0o755)
-        run_pair("an unreadable candidate is skipped (EACCES)", fx.p("liba.so"),
-                 env={"LD_LIBRARY_PATH": f"{fx.p('noperm')}:{fx.p('good')}"}, as_user=65534,
-                 expect="loads")
-        run_pair("only an unreadable candidate", fx.p("liba.so"),
-                 env={"LD_LIBRARY_PATH": fx.p("noperm")}, as_user=65534, expect="library-not-found")
+        # The unprivileged user must reach the driver, abiscope and the
+        # fixture: the clone may sit under a 0700 folder (mktemp -d), so
+        # they are copied into a folder every user can traverse.
+        pub = tempfile.mkdtemp(prefix="abiscope-eacces-")
+        os.chmod(pub, 0o755)
+        for rel in ("liba.so", "good/libcand.so"):
+            os.makedirs(os.path.dirname(os.path.join(pub, rel)), exist_ok=True)
+            shutil.copy(fx.p(rel), os.path.join(pub, rel))
+        os.makedirs(os.path.join(pub, "noperm"))
+        shutil.copy(fx.p("good/libcand.so"), os.path.join(pub, "noperm/libcand.so"))
+        os.chmod(os.path.join(pub, "noperm/libcand.so"), 0o000)
+        drv = shutil.copy(DRIVER, os.path.join(pub, "dlopen_driver"))
+        tool = shutil.copy(ABISCOPE, os.path.join(pub, "abiscope"))
+        for d in ("", "good", "noperm"):
+            os.chmod(os.path.join(pub, d), 0o755)
+        pp = lambda rel: os.path.join(pub, rel)  # noqa: E731
+        run_pair("an unreadable candidate is skipped (EACCES)", pp("liba.so"),
+                 env={"LD_LIBRARY_PATH": f"{pp('noperm')}:{pp('good')}"}, as_user=65534,
+                 expect="loads", driver=drv, abiscope=tool)
+        run_pair("only an unreadable candidate", pp("liba.so"),
+                 env={"LD_LIBRARY_PATH": pp("noperm")}, as_user=65534, expect="library-not-found",
+                 driver=drv, abiscope=tool)
+        shutil.rmtree(pub)
     elif os.geteuid() != 0:
         fx.write("noperm/libcand.so", open(fx.p("good/libcand.so"), "rb").read(), mode=0o000)
         run_pair("an unreadable candidate is skipped (EACCES)", fx.p("liba.so"),
