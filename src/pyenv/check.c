@@ -400,7 +400,7 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 			      "environment", io->package);
 		finding_fix(&s->findings, f, "install the torch %s was built for", io->package);
 		set_fields(s, f, io);
-		val_set_str(&s->arena, f->fields, "module", "torch");
+		val_set_str(&s->arena, f->fields, "missing", "torch");
 		v->state = V_FAILS;
 		v->dlerror = "No module named 'torch'";
 		v->finding_end = s->findings.list.n;
