@@ -163,6 +163,30 @@ size_t render_causes_text(const struct term *t, struct arena *a, const struct ca
 	return n;
 }
 
+const struct cause *causes_driver(const struct causes *cs)
+{
+	for (size_t k = 0; k < cs->list.n; k++)
+		if (((const struct cause *)cs->list.item[k])->driver)
+			return cs->list.item[k];
+	return NULL;
+}
+
+void render_no_driver(const struct term *t, struct arena *a, const struct cause *driver, const char *stub,
+		      bool verbose)
+{
+	fprintf(t->out, "%shere%s         this machine has no NVIDIA driver (libcuda.so.1), and every module that "
+		"links it fails to import here\n", c_bold(t), c_reset(t));
+	const char *down = cause_takes_down(a, driver, verbose);
+	if (down)
+		fprintf(t->out, "             takes down: %s\n", down);
+	if (stub)
+		fprintf(t->out, "             below: the verdict on a machine with the driver, modelled as "
+			"--assume-driver does (libcuda.so.1 stood for by %s)\n", stub);
+	else
+		fprintf(t->out, "             a machine with the driver cannot be modelled: no CUDA toolkit stub "
+			"libcuda.so (set CUDA_HOME); below: what else fails here\n");
+}
+
 void render_causes_json(struct jw *w, const struct causes *cs)
 {
 	jw_arr_begin(w);

@@ -19,6 +19,15 @@ void render_cause_text(const struct term *t, struct arena *a, const struct cause
 /* Every cause except those whose key is in skip (NULL: none); returns how many were printed. */
 size_t render_causes_text(const struct term *t, struct arena *a, const struct causes *cs, bool verbose,
 			  bool (*skip)(const struct cause *c, const void *ctx), const void *ctx);
+/* The driver cause of cs, or NULL. */
+const struct cause *causes_driver(const struct causes *cs);
+/*
+ * Without a driver: says once that this machine has none and what fails
+ * here because of it, then what follows: the verdict with the driver,
+ * modelled by stub (NULL: it could not be modelled).
+ */
+void render_no_driver(const struct term *t, struct arena *a, const struct cause *driver, const char *stub,
+		      bool verbose);
 /* "causes": [{key, severity, id, title, fix, guess, driver, findings, roots, modules, distributions}] */
 void render_causes_json(struct jw *w, const struct causes *cs);
 

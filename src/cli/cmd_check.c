@@ -558,30 +558,18 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 		fprintf(t->out, ", %zu would fail on the GPU", c->ngpu_fail);
 	if (drv) {
 		const struct env_check *d = &drv->envs[i];
-		fprintf(t->out, "; with the NVIDIA driver, %zu would%s", failing_in(d), failing_in(d) ? "" : " (it is all the driver)");
+		fprintf(t->out, "; with the NVIDIA driver, %zu would", failing_in(d));
 		if (d->ngpu_fail)
 			fprintf(t->out, " and %zu would fail on the GPU", d->ngpu_fail);
 	}
 	fputc('\n', t->out);
 	fputc('\n', t->out);
-	const struct cause *driver = NULL;
-	for (size_t k = 0; k < cs->list.n && !driver; k++)
-		if (((const struct cause *)cs->list.item[k])->driver)
-			driver = cs->list.item[k];
+	const struct cause *driver = causes_driver(cs);
 	if (driver) {
-		fprintf(t->out, "%shere%s         this machine has no NVIDIA driver (libcuda.so.1), and every module that "
-			"links it fails to import here\n", c_bold(t), c_reset(t));
-		const char *down = cause_takes_down(&s->arena, driver, verbose);
-		if (down)
-			fprintf(t->out, "             takes down: %s\n", down);
-		if (drv)
-			fprintf(t->out, "             below: the verdict on a machine with the driver, modelled as "
-				"--assume-driver does (libcuda.so.1 stood for by %s)\n", drv->envs[i].driver_stub);
-		else if (modelled)
-			fprintf(t->out, "             a machine with the driver cannot be modelled: no CUDA toolkit stub "
-				"libcuda.so (set CUDA_HOME); below: what else fails here\n");
+		render_no_driver(t, &s->arena, driver, drv ? drv->envs[i].driver_stub : NULL, verbose);
 		fputc('\n', t->out);
 	}
+	(void)modelled;
 	const struct causes *shown = drv ? &drv->causes[i] : cs;
 	size_t ncause = 0;
 	for (size_t k = 0; k < shown->list.n; k++) {
@@ -743,7 +731,9 @@ int cmd_check(int argc, char **argv)
 		if (o.host && pl.nplaced)
 			print_host_text(&t, &host, &pl, &here.envs[0]);
 		for (size_t i = 0; i < here.nenv; i++)
-			print_env_text(&s, &t, &here, i, modelled && !drv.failed_to_run ? &drv : NULL, modelled, o.verbose);
+			print_env_text(&s, &t, &here, i,
+				       modelled && !drv.failed_to_run && drv.envs[i].driver_stub ? &drv : NULL, modelled,
+				       o.verbose);
 		print_summary_line(&t, &here);
 	}
 	if (modelled)

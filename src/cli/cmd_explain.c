@@ -3,6 +3,7 @@
  * get the diagnosis from the environment that produced it.
  */
 #include "cli/cli.h"
+#include "cli/causes_out.h"
 #include "pyenv/check.h"
 #include "pyenv/explain.h"
 
@@ -106,6 +107,12 @@ static size_t pick_targets(struct scan *s, struct env_check *c, const struct err
 	return v.n;
 }
 
+static bool skip_driver_cause(const struct cause *c, const void *ctx)
+{
+	(void)ctx;
+	return c->driver;
+}
+
 int cmd_explain(int argc, char **argv)
 {
 	struct explain_cli o;
@@ -184,12 +191,45 @@ int cmd_explain(int argc, char **argv)
 				reproduced = true;
 		}
 	}
+	size_t ffirst = nt ? v[0].finding_first : s.findings.list.n;
+	struct causes here;
+	causes_build(&s.arena, &s.findings, ffirst, s.findings.list.n, &here);
+	/* No driver on this machine: the same analysis as a machine with one makes it. */
+	struct scan s2;
+	struct env_check c2;
+	struct module_verdict *v2 = NULL;
+	struct causes with;
+	bool modelled = false;
+	size_t nfail2 = 0;
+	if (causes_driver(&here) && !opt.assume_driver) {
+		struct check_options o2 = opt;
+		o2.assume_driver = true;
+		o2.cuda_home = o.root ? NULL : getenv("CUDA_HOME");
+		scan_init(&s2, o.root);
+		struct diag d2;
+		diag_clear(&d2);
+		struct inv_obj **t2;
+		const char *w2;
+		if (check_prepare(&s2, env_path, &o2, &c2, &d2) == ST_OK && c2.driver_stub &&
+		    pick_targets(&s2, &c2, &f, &t2, &w2) == nt) {
+			v2 = arena_calloc(&s2.arena, nt ? nt : 1, sizeof *v2);
+			for (size_t i = 0; i < nt; i++) {
+				check_one(&s2, &c2, &o2, t2[i], &v2[i]);
+				nfail2 += v2[i].state == V_FAILS;
+			}
+			causes_build(&s2.arena, &s2.findings, nt ? v2[0].finding_first : 0, s2.findings.list.n, &with);
+			modelled = true;
+		} else {
+			scan_release(&s2);
+		}
+	}
 	if (o.json) {
 		struct jw w;
 		jw_init(&w, stdout);
 		jw_obj_begin(&w);
 		jw_kstr(&w, "abiscope", ABISCOPE_VERSION);
 		jw_kstr(&w, "command", "explain");
+		jw_kint(&w, "schema", 2);
 		jw_key(&w, "message");
 		jw_obj_begin(&w);
 		jw_kstr(&w, "kind", f.kind);
@@ -216,8 +256,23 @@ int cmd_explain(int argc, char **argv)
 			jw_obj_end(&w);
 		}
 		jw_arr_end(&w);
+		jw_key(&w, "causes");
+		render_causes_json(&w, &here);
 		jw_key(&w, "findings");
 		render_findings_json(&w, &s.findings);
+		jw_key(&w, "with_driver");
+		if (modelled) {
+			jw_obj_begin(&w);
+			jw_kstr(&w, "modelled_by", c2.driver_stub);
+			jw_kint(&w, "failing", (int64_t)nfail2);
+			jw_key(&w, "causes");
+			render_causes_json(&w, &with);
+			jw_key(&w, "findings");
+			render_findings_json(&w, &s2.findings);
+			jw_obj_end(&w);
+		} else {
+			jw_null(&w);
+		}
 		jw_obj_end(&w);
 		jw_end(&w);
 	} else {
@@ -245,26 +300,39 @@ int cmd_explain(int argc, char **argv)
 			fprintf(t.out, "%schecked%s      %s\n\n", c_bold(&t), c_reset(&t), why_targets);
 		}
 		for (size_t i = 0; i < nt; i++) {
-			fprintf(t.out, "%s%s%s  %s\n", c_bold(&t), v[i].io->module ? v[i].io->module : v[i].io->path,
+			fprintf(t.out, "%s%s%s  %s", c_bold(&t), v[i].io->module ? v[i].io->module : v[i].io->path,
 				c_reset(&t), v[i].state == V_OK ? "would load here" : "would fail here");
-			if (v[i].context)
+			if (modelled)
+				fprintf(t.out, "; with the driver: %s", v2[i].state == V_OK ? "would load" : "would fail");
+			fputc('\n', t.out);
+			if (v[i].context && o.verbose)
 				fprintf(t.out, "   (%s)\n", v[i].context);
-			struct findings sub = s.findings;
-			(void)sub;
-			for (size_t k = v[i].finding_first; k < v[i].finding_end; k++) {
-				const struct finding *g = s.findings.list.item[k];
-				if (g->caused_by >= (int)v[i].finding_first && g->caused_by < (int)v[i].finding_end)
-					continue;
-				fprintf(t.out, "   %s[%s]%s %s\n", g->severity == SEV_ERROR ? c_red(&t) : c_yellow(&t),
-					g->id, c_reset(&t), g->title);
-				size_t nl = o.verbose ? g->lines.n : MIN(g->lines.n, (size_t)8);
-				for (size_t l = 0; l < nl; l++)
-					fprintf(t.out, "       %s\n", (const char *)g->lines.item[l]);
-				if (g->fix)
-					fprintf(t.out, "       %sfix:%s %s\n", c_green(&t), c_reset(&t), g->fix);
-			}
+		}
+		if (nt)
+			fputc('\n', t.out);
+		const struct cause *driver = causes_driver(&here);
+		if (driver) {
+			render_no_driver(&t, &s.arena, driver, modelled ? c2.driver_stub : NULL, o.verbose);
 			fputc('\n', t.out);
 		}
+		const struct causes *shown = modelled ? &with : &here;
+		size_t ncause = 0;
+		for (size_t k = 0; k < shown->list.n; k++) {
+			const struct cause *x = shown->list.item[k];
+			ncause += !x->driver && (o.verbose || x->severity != SEV_NOTE);
+		}
+		if (ncause)
+			fprintf(t.out, "%s%s%zu root cause%s%s\n", c_bold(&t), modelled ? "with the driver: " : "", ncause,
+				ncause == 1 ? "" : "s", c_reset(&t));
+		if (render_causes_text(&t, &s.arena, shown, o.verbose, skip_driver_cause, NULL))
+			fputc('\n', t.out);
+		if (o.verbose)
+			for (size_t i = 0; i < nt; i++) {
+				fprintf(t.out, "%s%s%s  %s\n", c_bold(&t), v[i].io->module ? v[i].io->module : v[i].io->path,
+					c_reset(&t), v[i].state == V_OK ? "would load here" : "would fail here");
+				render_finding_roots(&t, &s.findings, v[i].finding_first, v[i].finding_end, true);
+				fputc('\n', t.out);
+			}
 		if (f.error_line && nfail)
 			fprintf(t.out, "%s\n", reproduced ? "abiscope reproduces this error from the files"
 							  : "abiscope predicts a failure here, but not with the same text: "
@@ -273,6 +341,8 @@ int cmd_explain(int argc, char **argv)
 			fprintf(t.out, "abiscope predicts these objects load here: the message must come from a "
 				       "different environment, LD_LIBRARY_PATH, or an import order not modelled\n");
 	}
+	if (modelled)
+		scan_release(&s2);
 	scan_release(&s);
 	return nfail ? EXIT_FAILS : EXIT_OK;
 }

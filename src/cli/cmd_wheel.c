@@ -5,6 +5,7 @@
  * (in memory, see pyenv/wheel.h), new failures first.
  */
 #include "cli/cli.h"
+#include "cli/causes_out.h"
 #include "pyenv/check.h"
 #include "pyenv/wheel.h"
 #include "cuda/arch.h"
@@ -145,6 +146,24 @@ int cmd_wheel(int argc, char **argv)
 		code = EXIT_UNREADABLE;
 		goto out;
 	}
+	/* No driver on this machine: every module that links libcuda.so.1 fails
+	 * before and after, which hides what the wheel changes.  Judge both as a
+	 * machine with the driver does (--assume-driver's model), and say so. */
+	struct causes bc;
+	causes_build(&before.arena, &before.findings, 0, before.findings.list.n, &bc);
+	const struct cause *no_driver = causes_driver(&bc);
+	const char *no_driver_down = no_driver ? cause_takes_down(&before.arena, no_driver, o.verbose) : NULL;
+	if (no_driver && !co.assume_driver) {
+		co.assume_driver = true;
+		no_driver_down = no_driver_down ? arena_strdup(&after.arena, no_driver_down) : NULL;
+		scan_release(&before);
+		scan_init(&before, o.root);
+		if (check_env(&before, o.env, &co, &cb, &d) != ST_OK) {
+			fprintf(stderr, "abiscope wheel: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
+			code = EXIT_UNREADABLE;
+			goto out;
+		}
+	}
 	/* pip's tag check */
 	struct wheel_target tg;
 	target_of(&before, &cb, &tg);
@@ -223,6 +242,8 @@ int cmd_wheel(int argc, char **argv)
 		jw_kbool(&j, "tags_supported", tag_ok);
 		jw_kstr(&j, "tags_problem", tag_ok ? NULL : why_not);
 		jw_kbool(&j, "ok", code == EXIT_OK);
+		jw_kbool(&j, "driver_here", !no_driver);
+		jw_kstr(&j, "driver_modelled_by", no_driver ? cb.driver_stub : NULL);
 		const struct ptrvec *lists[3] = { &own, &broken, &fixed };
 		const char *keys[3] = { "modules", "breaks", "fixes" };
 		for (int k = 0; k < 3; k++) {
@@ -260,6 +281,17 @@ int cmd_wheel(int argc, char **argv)
 		fprintf(t.out, " (Python %d.%d, glibc %d.%d)", cb.env.py_major, cb.env.py_minor, tg.glibc_major,
 			tg.glibc_minor);
 	fputc('\n', t.out);
+	if (no_driver) {
+		fprintf(t.out, "%shere%s         this machine has no NVIDIA driver (libcuda.so.1), and every module that "
+			"links it fails to import here%s%s\n", c_bold(&t), c_reset(&t),
+			no_driver_down ? ": " : "", no_driver_down ? no_driver_down : "");
+		if (cb.driver_stub)
+			fprintf(t.out, "             below: the verdicts of a machine with the driver, modelled as "
+				"--assume-driver does (libcuda.so.1 stood for by %s)\n", cb.driver_stub);
+		else
+			fprintf(t.out, "             a machine with the driver cannot be modelled: no CUDA toolkit stub "
+				"libcuda.so (set CUDA_HOME)\n");
+	}
 	if (replaced)
 		fprintf(t.out, "%sreplaces%s     %s %s\n", c_bold(&t), c_reset(&t), replaced->name, replaced->version);
 	fprintf(t.out, "%stags%s         %s%s%s\n", c_bold(&t), c_reset(&t), tag_ok ? c_green(&t) : c_red(&t),

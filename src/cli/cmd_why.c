@@ -3,6 +3,8 @@
  * process, and if not, why.
  */
 #include "cli/cli.h"
+#include "cli/causes_out.h"
+#include "pyenv/check.h"
 #include "diagnose/verdict.h"
 #include "pyenv/interpreter.h"
 #include "cli/why_module.h"
@@ -213,8 +215,70 @@ static void json_needed(struct jw *w, struct arena *a, const struct lmap *m, int
 	jw_arr_end(w);
 }
 
+/* ---- the verdict with the driver ---- */
+
+struct driver_model {
+	bool modelled;
+	const char *stub;
+	struct scan s;
+	struct why_result r;
+	struct causes causes;
+};
+
+static void model_driver(const struct why_cli *o, const struct why_request *q, struct driver_model *dm)
+{
+	scan_init(&dm->s, o->root);
+	dm->stub = check_find_driver_stub(&dm->s, NULL, o->root ? NULL : getenv("CUDA_HOME"));
+	if (!dm->stub) {
+		scan_release(&dm->s);
+		return;
+	}
+	struct why_request q2 = *q;
+	struct why_preload *pre = arena_calloc(&dm->s.arena, q->npreload + 1, sizeof *pre);
+	pre[0].path = dm->stub;
+	pre[0].global = false;
+	memcpy(pre + 1, q->preload, q->npreload * sizeof *pre);
+	q2.preload = pre;
+	q2.npreload = q->npreload + 1;
+	struct diag d;
+	diag_clear(&d);
+	if (why_run(&dm->s, &q2, &dm->r, &d) != ST_OK) {
+		scan_release(&dm->s);
+		return;
+	}
+	why_findings(&dm->s, &q2, &dm->r);
+	causes_build(&dm->s.arena, &dm->s.findings, 0, dm->s.findings.list.n, &dm->causes);
+	dm->modelled = true;
+}
+
+static bool skip_driver_cause(const struct cause *c, const void *ctx)
+{
+	(void)ctx;
+	return c->driver;
+}
+
+static void print_driver_text(struct scan *s, const struct why_cli *o, const struct causes *here,
+			      const struct driver_model *dm)
+{
+	const struct cause *driver = causes_driver(here);
+	if (!driver)
+		return;
+	struct term t;
+	term_init(&t, stdout, o->color);
+	render_no_driver(&t, &s->arena, driver, dm->modelled ? dm->stub : NULL, o->verbose);
+	if (!dm->modelled)
+		return;
+	if (dm->r.loads)
+		fprintf(t.out, "%swith the driver%s  %swould load%s\n", c_bold(&t), c_reset(&t), c_green(&t),
+			c_reset(&t));
+	else
+		fprintf(t.out, "%swith the driver%s  %swould NOT load%s: %s\n", c_bold(&t), c_reset(&t), c_red(&t),
+			c_reset(&t), dm->r.dlerror ? dm->r.dlerror : "");
+	render_causes_text(&t, &s->arena, &dm->causes, o->verbose, skip_driver_cause, NULL);
+}
+
 static void print_json(struct scan *s, const struct why_request *q, struct why_result *r,
-		       const struct interp_result *ir)
+		       const struct interp_result *ir, const struct causes *here, const struct driver_model *dm)
 {
 	struct jw w;
 	jw_init(&w, stdout);
@@ -222,6 +286,7 @@ static void print_json(struct scan *s, const struct why_request *q, struct why_r
 	jw_obj_begin(&w);
 	jw_kstr(&w, "abiscope", ABISCOPE_VERSION);
 	jw_kstr(&w, "command", "why");
+	jw_kint(&w, "schema", 2);
 	jw_kstr(&w, "target", q->target);
 	jw_kbool(&w, "loads", !r->target_unreadable && r->loads);
 	jw_kstr(&w, "error", r->target_unreadable ? r->unreadable_reason : r->dlerror);
@@ -267,8 +332,24 @@ static void print_json(struct scan *s, const struct why_request *q, struct why_r
 	why_identity(s, q, r, &wi);
 	jw_key(&w, "built_with");
 	jw_value(&w, wi.json);
+	jw_key(&w, "causes");
+	render_causes_json(&w, here);
 	jw_key(&w, "findings");
 	render_findings_json(&w, &s->findings);
+	jw_key(&w, "with_driver");
+	if (dm->modelled) {
+		jw_obj_begin(&w);
+		jw_kstr(&w, "modelled_by", dm->stub);
+		jw_kbool(&w, "loads", dm->r.loads);
+		jw_kstr(&w, "error", dm->r.dlerror);
+		jw_key(&w, "causes");
+		render_causes_json(&w, &dm->causes);
+		jw_key(&w, "findings");
+		render_findings_json(&w, &dm->s.findings);
+		jw_obj_end(&w);
+	} else {
+		jw_null(&w);
+	}
 	jw_key(&w, "assumptions");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < fa->notes.n; i++)
@@ -332,10 +413,21 @@ int cmd_why(int argc, char **argv)
 	struct cuda_options co = { o.gpus, o.ngpus, o.driver, false, o.root ? NULL : getenv("CUDA_HOME"),
 				   o.root ? NULL : getenv("PATH") };
 	o.gpu_line = cuda_judge_load_graph(&s, objs, r.target.nsearchlist, &co);
+	/* No driver on this machine: the same load where one is (--assume-driver's model). */
+	struct causes here;
+	causes_build(&s.arena, &s.findings, 0, s.findings.list.n, &here);
+	struct driver_model dm;
+	memset(&dm, 0, sizeof dm);
+	if (causes_driver(&here))
+		model_driver(&o, &q, &dm);
 	if (o.json)
-		print_json(&s, &q, &r, &ir);
-	else
+		print_json(&s, &q, &r, &ir, &here, &dm);
+	else {
 		print_text(&s, &o, &q, &r, &ir);
+		print_driver_text(&s, &o, &here, &dm);
+	}
+	if (dm.modelled)
+		scan_release(&dm.s);
 	int code = r.target_unreadable ? EXIT_UNREADABLE : r.loads ? EXIT_OK : EXIT_FAILS;
 	scan_release(&s);
 	return code;

@@ -1,4 +1,6 @@
 #include "pyenv/check.h"
+
+#include <ctype.h>
 #include "cuda/verdict.h"
 #include "cxx/exports.h"
 #include "diagnose/verdict.h"
@@ -344,8 +346,73 @@ static bool looks_cuda(const struct object *o)
 	return false;
 }
 
+/* Does the package's __init__.py name the module (its file name up to the
+ * first dot, as a whole word): imported when the package is? */
+static bool package_init_names(struct check_ctx *x, const struct inv_obj *io, const char *stem)
+{
+	if (!io->site || !io->package)
+		return false;
+	char *text;
+	size_t len;
+	struct diag d;
+	diag_clear(&d);
+	const char *init = arena_printf(&x->s->arena, "%s/%s/__init__.py", io->site, io->package);
+	if (fs_read_small(&x->s->fs, init, 4u << 20, &text, &len, &d) != ST_OK)
+		return false;
+	bool yes = false;
+	size_t n = strlen(stem);
+	for (const char *p = text; n && (p = strstr(p, stem)) != NULL; p += n) {
+		char before = p == text ? ' ' : p[-1], after = p[n];
+		bool word = !(isalnum((unsigned char)before) || before == '_') &&
+			    !(isalnum((unsigned char)after) || after == '_');
+		if (word) {
+			yes = true;
+			break;
+		}
+	}
+	free(text);
+	return yes;
+}
+
+/*
+ * Whether a module decides if its package works on a GPU: torch's own
+ * kernels, the variant folder the package loads there (judged only for the
+ * GPUs that load it), a module of no package, or one the package's
+ * __init__.py imports.  Any other module of a package is optional: the
+ * package imports it on demand (FlashMLA-style modules built only for the
+ * GPUs that use them).  why says which rule decided.
+ */
+static bool module_is_core(struct check_ctx *x, const struct inv_obj *io, const char **why)
+{
+	const char *variant = NULL;
+	if (in_torch(x, io)) {
+		*why = "torch's own kernels";
+		return true;
+	}
+	if (cuda_variant_package(&x->s->arena, io->path, &variant)) {
+		*why = arena_printf(&x->s->arena, "%s loads %s/ on this GPU", io->package ? io->package : "the package",
+				    variant);
+		return true;
+	}
+	if (!io->package || !io->module || !strchr(io->module, '.')) {
+		*why = "a module of no package";
+		return true;
+	}
+	const char *base = path_basename(io->path);
+	const char *stem = arena_strndup(&x->s->arena, base, strcspn(base, "."));
+	if (package_init_names(x, io, stem)) {
+		*why = arena_printf(&x->s->arena, "%s/__init__.py imports %s", io->package, stem);
+		return true;
+	}
+	*why = arena_printf(&x->s->arena, "%s/__init__.py does not import %s: the package loads it on demand",
+			    io->package, stem);
+	return false;
+}
+
 /* A module that loads: can its kernels run on the target GPUs, with the
- * driver there (cuda/verdict.h; sgl_kernel's variant folders honoured). */
+ * driver there (cuda/verdict.h; sgl_kernel's variant folders honoured).
+ * No kernel for a GPU is an error for a module that decides whether its
+ * package works there, a warning for an optional one. */
 static void judge_gpu(struct check_ctx *x, struct inv_obj *io, struct module_verdict *v)
 {
 	struct scan *s = x->s;
@@ -363,9 +430,31 @@ static void judge_gpu(struct check_ctx *x, struct inv_obj *io, struct module_ver
 	if (!x->cuda.host.ngpu && cuda_code_has_device_code(k))
 		cuda_note_not_checked(&x->cuda, io->path);
 	cuda_judge_installed(&x->cuda, io->obj);
+	const char *why = NULL;
+	bool core = true;
 	for (size_t i = before; i < s->findings.list.n; i++) {
 		struct finding *f = findings_at(&s->findings, i);
 		set_fields(s, f, io);
+		if (str_eq(f->id, "gpu-arch-missing")) {
+			if (!why)
+				core = module_is_core(x, io, &why);
+			val_set_bool(&s->arena, f->fields, "optional_module", !core);
+			val_set_str(&s->arena, f->fields, "role", why);
+			if (!core) {
+				f->severity = SEV_WARNING;
+				f->guess = true;	/* drawn from the package's files, not from its code paths */
+				finding_line(&s->findings, f, "optional module (%s): the package works on this GPU "
+							      "without it, but any call into it fails there", why);
+				/* say it first: it is what the warning is about */
+				void **l = f->lines.item;
+				void *last = l[f->lines.n - 1];
+				memmove(l + 1, l, (f->lines.n - 1) * sizeof *l);
+				l[0] = last;
+			} else {
+				finding_line(&s->findings, f, "it decides whether %s works on this GPU (%s)",
+					     io->dist ? io->dist->name : io->package ? io->package : "it", why);
+			}
+		}
 		if (f->severity == SEV_ERROR)
 			v->gpu_fails = true;
 	}
@@ -669,7 +758,7 @@ static void namespace_shadow(struct check_ctx *x)
 
 /* The CUDA toolkit's stub libcuda.so: it exports the driver API, so it can
  * stand for the driver when checking a machine that has none. */
-static const char *find_driver_stub(struct scan *s, const struct pyenv *e, const char *cuda_home)
+const char *check_find_driver_stub(struct scan *s, const struct pyenv *e, const char *cuda_home)
 {
 	const char *cands[8];
 	size_t n = 0;
@@ -678,7 +767,7 @@ static const char *find_driver_stub(struct scan *s, const struct pyenv *e, const
 		cands[n++] = arena_printf(&s->arena, "%s/lib/stubs/libcuda.so", cuda_home);
 	}
 	cands[n++] = "/usr/local/cuda/lib64/stubs/libcuda.so";
-	for (size_t i = 0; i < e->nsite && n < ARRAY_SIZE(cands); i++)
+	for (size_t i = 0; e && i < e->nsite && n < ARRAY_SIZE(cands); i++)
 		cands[n++] = arena_printf(&s->arena, "%s/nvidia/cu13/lib/stubs/libcuda.so", e->site[i]);
 	for (size_t i = 0; i < n; i++) {
 		struct fs_stat st;
@@ -768,7 +857,7 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 	else if (exe)
 		c->python_problem = arena_printf(&s->arena, "cannot model the interpreter %s: %s", exe, pd.msg);
 	if (x->o->assume_driver)
-		c->driver_stub = find_driver_stub(s, &c->env, x->o->cuda_home);
+		c->driver_stub = check_find_driver_stub(s, &c->env, x->o->cuda_home);
 	if (x->base_ok && c->driver_stub) {
 		struct dlopen_result dr;
 		proc_dlopen(&x->base, c->driver_stub, false, &dr);

@@ -96,6 +96,11 @@ enum status check_one(struct scan *s, struct env_check *c, const struct check_op
 enum status check_prepare(struct scan *s, const char *path, const struct check_options *o,
 			  struct env_check *c, struct diag *d);
 
+/* The CUDA toolkit's stub libcuda.so that stands for the driver under
+ * --assume-driver: in $CUDA_HOME (cuda_home), /usr/local/cuda, or an
+ * environment's nvidia/cu13/lib/stubs (e may be NULL); NULL when none. */
+const char *check_find_driver_stub(struct scan *s, const struct pyenv *e, const char *cuda_home);
+
 /* The inventory entries an import name stands for ("sgl_kernel": every
  * extension module of the package; "torch._C": that module). */
 size_t check_resolve_module(struct scan *s, struct env_check *c, const char *name,
