@@ -22,9 +22,20 @@
 
 /* ---- writing ---- */
 
+static json_t *jbase64(const uint8_t *p, size_t n);
+
+/* A name: a JSON string, or {"bytes": base64} when it is not UTF-8 (file
+ * names are bytes; JSON strings are Unicode). */
 static json_t *jstr(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	if (!s)
+		return json_null();
+	json_t *v = json_string(s);
+	if (v)
+		return v;
+	json_t *o = json_object();
+	json_object_set_new(o, "bytes", jbase64((const uint8_t *)s, strlen(s)));
+	return o;
 }
 
 static json_t *jstrings(const char *const *v, size_t n)
@@ -338,16 +349,41 @@ static void bad(struct reader *r, const char *where, const char *what)
 	r->failed = true;
 }
 
+static uint8_t *decode_b64(struct reader *r, const char *text, size_t len, size_t *out_len, const char *where);
+
+/* A string as jstr() writes it (see there); NULL and *ok false when v is neither. */
+static const char *name_of(struct reader *r, json_t *v, bool *ok, const char *where)
+{
+	*ok = true;
+	if (json_is_string(v))
+		return arena_strndup(r->a, json_string_value(v), json_string_length(v));
+	json_t *b = json_is_object(v) && json_object_size(v) == 1 ? json_object_get(v, "bytes") : NULL;
+	if (!b || !json_is_string(b)) {
+		*ok = false;
+		return NULL;
+	}
+	size_t n;
+	uint8_t *bytes = decode_b64(r, json_string_value(b), json_string_length(b), &n, where);
+	if (!bytes)
+		return NULL;
+	if (memchr(bytes, 0, n)) {
+		bad(r, where, "a name holds a NUL byte");
+		return NULL;
+	}
+	bytes[n] = 0;
+	return (const char *)bytes;
+}
+
 static const char *get_str(struct reader *r, json_t *o, const char *key, const char *where)
 {
 	json_t *v = json_object_get(o, key);
 	if (!v || json_is_null(v))
 		return NULL;
-	if (!json_is_string(v)) {
+	bool ok;
+	const char *out = name_of(r, v, &ok, where);
+	if (!ok)
 		bad(r, where, arena_printf(r->a, "\"%s\" is not a string", key));
-		return NULL;
-	}
-	return arena_strndup(r->a, json_string_value(v), json_string_length(v));
+	return out;
 }
 
 static int64_t get_int(struct reader *r, json_t *o, const char *key, int64_t lo, int64_t hi,
@@ -378,11 +414,11 @@ static const char *item_str(struct reader *r, json_t *a, size_t i, const char *w
 	json_t *v = json_array_get(a, i);
 	if (v && json_is_null(v))
 		return NULL;
-	if (!v || !json_is_string(v)) {
+	bool ok = v != NULL;
+	const char *out = v ? name_of(r, v, &ok, where) : NULL;
+	if (!ok)
 		bad(r, where, "a string is missing");
-		return NULL;
-	}
-	return arena_strndup(r->a, json_string_value(v), json_string_length(v));
+	return out;
 }
 
 static const char **get_strings(struct reader *r, json_t *o, const char *key, size_t *n, const char *where)
@@ -398,12 +434,14 @@ static const char **get_strings(struct reader *r, json_t *o, const char *key, si
 	size_t len = json_array_size(v);
 	const char **out = arena_calloc(r->a, len ? len : 1, sizeof *out);
 	for (size_t i = 0; i < len; i++) {
-		json_t *s = json_array_get(v, i);
-		if (!json_is_string(s)) {
+		bool ok;
+		out[i] = name_of(r, json_array_get(v, i), &ok, where);
+		if (!ok) {
 			bad(r, where, arena_printf(r->a, "\"%s\" holds a non-string", key));
 			return NULL;
 		}
-		out[i] = arena_strndup(r->a, json_string_value(s), json_string_length(s));
+		if (!out[i])
+			return NULL;
 	}
 	*n = len;
 	return out;

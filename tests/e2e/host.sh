@@ -121,6 +121,20 @@ $ABISCOPE check --color never --host "$FX/b.json" "$A" >"$FX/placed_env.txt" 2>&
 expect_contains "$(cat "$FX/placed_env.txt")" "placed       $A/lib/python3.11/site-packages -> $B/lib/python3.11/site-packages" \
 	"check --host B A's whole venv: its site-packages placed over B's"
 
+# ---- file names are bytes: a name that is not UTF-8 round-trips
+cp -a "$B" "$FX/nonutf8"
+cp "$B/lib/python3.11/site-packages/nvidia/cu13/lib/libcudart.so.13" \
+	"$FX/nonutf8/lib/python3.11/site-packages/myext/lib$(printf '\377\376')x.so"
+$ABISCOPE snapshot --no-driver "$FX/nonutf8" -o "$FX/nonutf8.json" >/dev/null 2>&1
+expect_eq "$?" 0 "snapshot of an env with a non-UTF-8 file name: exit 0"
+expect_eq "$(jq_py "sum(1 for f in j['files'] if isinstance(f['path'], dict))" <"$FX/nonutf8.json")" 1 \
+	"snapshot: the non-UTF-8 path is kept (as bytes)"
+paths_of() { python3 -c "import json,sys; j=json.loads(sys.stdin.buffer.read().decode('utf-8','surrogateescape')); print(sorted((m['path'],m['status']) for e in j['environments'] for d in e['distributions'] for m in d['modules']))"; }
+want=$($ABISCOPE check --json --libraries --no-driver "$FX/nonutf8" | paths_of)
+got=$($ABISCOPE check --json --libraries --host "$FX/nonutf8.json" | paths_of)
+expect_eq "$got" "$want" "check --host of it: every object, the non-UTF-8 one too, with the same verdict"
+expect_contains "$got" "x.so" "check --host of it: the non-UTF-8 library is among them"
+
 # ---- names kept: the C++ explanation is the same as on the host
 $ABISCOPE snapshot --names --label host-b --no-driver "$B" -o "$FX/bn.json.gz" >/dev/null 2>&1
 $ABISCOPE check --color never --host "$FX/bn.json.gz" >"$FX/host_Bn.txt" 2>&1
