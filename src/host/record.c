@@ -170,10 +170,11 @@ static bool describe_text(struct builder *b, struct snap_file *sf, const char *p
 	return true;
 }
 
-static void describe_exports(struct builder *b, const struct elf_file *ef, struct snap_elf *e)
+static void describe_exports(struct builder *b, const struct elf_file *ef, struct snap_elf *e, bool names)
 {
+	e->nexports = 0;
 	e->exports = arena_calloc(b->a, ef->nsyms ? ef->nsyms : 1, sizeof *e->exports);
-	if (b->names)
+	if (names)
 		e->export_names = arena_calloc(b->a, ef->nsyms ? ef->nsyms : 1, sizeof *e->export_names);
 	struct ptrvec named;
 	memset(&named, 0, sizeof named);
@@ -298,7 +299,7 @@ static bool describe_elf(struct builder *b, struct snap_file *sf, const char *pa
 	e->head = head;
 	e->nhead = nhead;
 	if (!partial) {
-		describe_exports(b, ef, e);
+		describe_exports(b, ef, e, b->names);
 		describe_refs(b, o, e);
 		const struct cuda_code *k = cuda_code_of(&b->cuda, o);
 		if (k && cuda_code_has_device_code(k))
@@ -506,6 +507,64 @@ static const char *hostname_of(struct scan *s)
 	return NULL;
 }
 
+/* The top-level package of a path under one of the site directories, or "". */
+static const char *package_of(struct arena *a, const struct pyenv *e, const char *path)
+{
+	for (size_t i = 0; e && i < e->nsite; i++) {
+		size_t n = strlen(e->site[i]);
+		if (strncmp(path, e->site[i], n) == 0 && path[n] == '/') {
+			const char *rel = path + n + 1;
+			const char *slash = strchr(rel, '/');
+			return slash ? arena_strndup(a, rel, (size_t)(slash - rel)) : rel;
+		}
+	}
+	return "";
+}
+
+/*
+ * Without --names, the names of the exports of the environment's libraries
+ * that objects of another package need (torch/lib/libc10.so, needed by an
+ * extension): what another host's binaries bind against, and what the C++
+ * explanation of a near miss compares with.  Library-internal exports stay
+ * hashes (docs/snapshot.md has the sizes).
+ */
+static void name_bound_exports(struct builder *b, const struct pyenv *env)
+{
+	struct strmap needers;	/* NEEDED name -> "package" of the first needer, or "*" for several */
+	memset(&needers, 0, sizeof needers);
+	for (size_t i = 0; i < b->files.n; i++) {
+		const struct snap_file *sf = b->files.item[i];
+		if (sf->type != SNAP_ELF || !sf->elf)
+			continue;
+		const char *pkg = package_of(b->a, env, sf->path);
+		for (size_t k = 0; k < sf->elf->nneeded; k++) {
+			const char *had = strmap_get(&needers, sf->elf->needed[k]);
+			if (!had)
+				strmap_put(b->a, &needers, sf->elf->needed[k], (void *)pkg);
+			else if (!str_eq(had, pkg))
+				strmap_put(b->a, &needers, sf->elf->needed[k], (void *)"*");
+		}
+	}
+	for (size_t i = 0; i < b->files.n; i++) {
+		struct snap_file *sf = b->files.item[i];
+		if (sf->type != SNAP_ELF || !sf->elf || sf->elf->partial || sf->elf->export_names)
+			continue;
+		const char *pkg = package_of(b->a, env, sf->path);
+		if (!pkg[0])
+			continue;	/* the system's libraries: bound by hash */
+		const char *by = sf->elf->soname ? strmap_get(&needers, sf->elf->soname) : NULL;
+		if (!by)
+			by = strmap_get(&needers, path_basename(sf->path));
+		if (!by || str_eq(by, pkg))
+			continue;
+		struct diag d;
+		diag_clear(&d);
+		struct object *o = objcache_get(&b->s->objs, sf->path, &d);
+		if (o && o->kind == OBJ_ELF && o->elf_ok)
+			describe_exports(b, &o->elf, sf->elf, true);
+	}
+}
+
 enum status snapshot_build(struct scan *s, const struct snap_recorder *r, const struct ldso_facts *f,
 			   const struct snapshot_options *o, struct snapshot *snap, struct diag *d)
 {
@@ -582,6 +641,8 @@ enum status snapshot_build(struct scan *s, const struct snap_recorder *r, const 
 		snap->ngpus = o->ngpus;
 	}
 
+	if (!o->names && o->env)
+		name_bound_exports(&b, o->env);
 	snap->files = arena_calloc(b.a, b.files.n ? b.files.n : 1, sizeof *snap->files);
 	for (size_t i = 0; i < b.files.n; i++)
 		snap->files[i] = *(struct snap_file *)b.files.item[i];
