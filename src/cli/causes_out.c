@@ -1,4 +1,5 @@
 #include "cli/causes_out.h"
+#include "cli/termsafe.h"
 #include "core/fs.h"
 
 #define LINES_DEFAULT 6		/* explanation lines of a cause without -v */
@@ -94,11 +95,11 @@ void render_cause_text(const struct term *t, struct arena *a, const struct cause
 	if (needed && c->modules.n > 1)
 		title = arena_strndup(a, title, (size_t)(needed - title));	/* takes down says who */
 	fprintf(t->out, "%s%s%s[%s]%s %s%s%s\n", num, sev_col(t, c->severity), severity_name(c->severity), f->id,
-		c_reset(t), c_bold(t), title, c_reset(t));
+		c_reset(t), c_bold(t), one_line(title), c_reset(t));
 	const char *pad = "      ";
 	const char *dlerr = val_get_str(f->fields, "dlerror");
 	if (dlerr && f->first_error)
-		fprintf(t->out, "%s%sImportError: %s%s\n", pad, c_dim(t), dlerr, c_reset(t));
+		fprintf(t->out, "%s%sImportError: %s%s\n", pad, c_dim(t), one_line(dlerr), c_reset(t));
 	if (c->guess)
 		fprintf(t->out, "%s%s(a guess: drawn from heuristics, not from the loader's rules)%s\n", pad, c_dim(t),
 			c_reset(t));
@@ -107,7 +108,7 @@ void render_cause_text(const struct term *t, struct arena *a, const struct cause
 		const char *l = f->lines.item[i];
 		if (!verbose && (detail_line(l) || shown >= LINES_DEFAULT))
 			continue;
-		fprintf(t->out, "%s%s\n", pad, l);
+		fprintf(t->out, "%s%s\n", pad, one_line(l));
 		shown++;
 	}
 	/* other symbols of the same torch, other findings about the same library */
@@ -131,21 +132,21 @@ void render_cause_text(const struct term *t, struct arena *a, const struct cause
 		}
 		more++;
 		fprintf(t->out, "%salso: %s[%s]%s %s\n", pad, sev_col(t, r->severity), r->id, c_reset(t),
-			r->title ? r->title : "");
+			r->title ? one_line(r->title) : "");
 		if (r->fix && !same_text(r->fix, f->fix))
-			fprintf(t->out, "%s      %sor fix:%s %s\n", pad, c_green(t), c_reset(t), r->fix);
+			fprintf(t->out, "%s      %sor fix:%s %s\n", pad, c_green(t), c_reset(t), one_line(r->fix));
 	}
 	if (!verbose && more > 2)
 		fprintf(t->out, "%s... and %zu more of this cause (-v shows them)\n", pad, more - 2);
 	if (f->fix)
-		fprintf(t->out, "%s%sfix:%s %s\n", pad, c_green(t), c_reset(t), f->fix);
+		fprintf(t->out, "%s%sfix:%s %s\n", pad, c_green(t), c_reset(t), one_line(f->fix));
 	bool any_module = false;
 	for (size_t i = 0; i < c->members.n && !any_module; i++)
 		any_module = val_get_str(((const struct finding *)c->members.item[i])->fields, "module") != NULL;
 	const char *down = c->severity == SEV_ERROR || any_module ? cause_takes_down(a, c, verbose) : NULL;
 	if (down && c->severity != SEV_NOTE)
 		fprintf(t->out, "%s%s:%s %s\n", pad, c->severity == SEV_ERROR ? "takes down" : "concerns",
-			c_reset(t), down);
+			c_reset(t), one_line(down));
 }
 
 size_t render_causes_text(const struct term *t, struct arena *a, const struct causes *cs, bool verbose,

@@ -4,6 +4,7 @@
  */
 #include "cli/cli.h"
 #include "cli/causes_out.h"
+#include "cli/termsafe.h"
 #include "pyenv/check.h"
 #include "host/snapshot.h"
 #include "cuda/arch.h"
@@ -115,18 +116,18 @@ static void groups_of(struct scan *s, const struct env_check *c, struct ptrvec *
 
 static const char *display_name(const struct module_verdict *v)
 {
-	return v->io->module ? v->io->module : path_basename(v->io->path);
+	return one_line(v->io->module ? v->io->module : path_basename(v->io->path));
 }
 
 static void print_env_header(const struct term *t, const struct env_check *c, bool verbose)
 {
 	const struct pyenv *e = &c->env;
-	fprintf(t->out, "%senvironment%s  %s %s", c_bold(t), c_reset(t), pyenv_kind_name(e->kind), e->root);
+	fprintf(t->out, "%senvironment%s  %s %s", c_bold(t), c_reset(t), pyenv_kind_name(e->kind), one_line(e->root));
 	if (e->py_major)
 		fprintf(t->out, " (Python %d.%d)", e->py_major, e->py_minor);
 	fputc('\n', t->out);
 	if (e->python && verbose)
-		fprintf(t->out, "%sinterpreter%s  %s\n", c_bold(t), c_reset(t), e->python);
+		fprintf(t->out, "%sinterpreter%s  %s\n", c_bold(t), c_reset(t), one_line(e->python));
 	if (c->python_problem)
 		fprintf(t->out, "%sinterpreter%s  %s%s%s\n", c_bold(t), c_reset(t), c_red(t), c->python_problem,
 			c_reset(t));
@@ -135,7 +136,7 @@ static void print_env_header(const struct term *t, const struct env_check *c, bo
 			"library), %zu distributions\n", c_bold(t), c_reset(t), c->inv.nobj, c->nextensions, c->nstdlib,
 			c->inv.dists.all.n);
 	if (c->torch.found) {
-		fprintf(t->out, "%storch%s        %s%s%s", c_bold(t), c_reset(t), c->torch.version ? c->torch.version : "?",
+		fprintf(t->out, "%storch%s        %s%s%s", c_bold(t), c_reset(t), c->torch.version ? one_line(c->torch.version) : "?",
 			c->torch.cuda ? ", CUDA " : ", CPU build", c->torch.cuda ? c->torch.cuda : "");
 		if (c->torch_replayed)
 			fprintf(t->out, "; import torch: %s%s%s (%zu libraries loaded by the import)\n",
@@ -187,7 +188,7 @@ static void print_env_detail(struct scan *s, const struct term *t, const struct 
 				continue;
 			fprintf(t->out, "%s%s%s  %s%s%s%s\n", g->nfail ? c_red(t) : g->nother ? c_yellow(t) : c_green(t),
 				g->nfail ? "FAILS" : g->nother ? "WARN " : "ok   ",
-				c_reset(t), c_bold(t), g->name, g->version ? " " : "", g->version ? g->version : "");
+				c_reset(t), c_bold(t), one_line(g->name), g->version ? " " : "", g->version ? one_line(g->version) : "");
 			for (size_t k = 0; k < g->verdicts.n; k++) {
 				const struct module_verdict *v = g->verdicts.item[k];
 				if (v->state == V_OK && !v->gpu_fails && !verbose)
@@ -203,7 +204,7 @@ static void print_env_detail(struct scan *s, const struct term *t, const struct 
 				if (v->state != V_FAILS)
 					continue;
 				if (v->dlerror)
-					fprintf(t->out, "      %sImportError: %s%s\n", c_dim(t), v->dlerror, c_reset(t));
+					fprintf(t->out, "      %sImportError: %s%s\n", c_dim(t), one_line(v->dlerror), c_reset(t));
 				render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
 			}
 			if (pass == 0)

@@ -3,6 +3,7 @@
  * environments, and whether it runs on a GPU with this driver.
  */
 #include "cli/cli.h"
+#include "cli/termsafe.h"
 #include "cuda/verdict.h"
 #include "pyenv/inventory.h"
 
@@ -228,7 +229,7 @@ static int list_like_cuobjdump(struct scan *s, struct cuda_ctx *c, const struct 
 		diag_clear(&d);
 		struct object *obj = objcache_get(&s->objs, o->paths[p], &d);
 		if (!obj || obj->kind == OBJ_UNREADABLE) {
-			fprintf(stderr, "abiscope cuda: %s: %s\n", o->paths[p], obj ? obj->diag.msg : d.msg);
+			fprintf(stderr, "abiscope cuda: %s: %s\n", one_line(o->paths[p]), one_line(obj ? obj->diag.msg : d.msg));
 			code = EXIT_UNREADABLE;
 			continue;
 		}
@@ -312,7 +313,7 @@ static void print_object(const struct term *t, struct arena *a, const struct ite
 {
 	const struct cuda_code *k = it->code;
 	const char *dl = dist_label(a, it->dist);
-	fprintf(t->out, "%s%s%s%s%s%s\n", c_bold(t), it->obj->path, c_reset(t), dl ? "  [" : "", dl ? dl : "",
+	fprintf(t->out, "%s%s%s%s%s%s\n", c_bold(t), one_line(it->obj->path), c_reset(t), dl ? "  [" : "", dl ? dl : "",
 		dl ? "]" : "");
 	if (!k) {
 		fprintf(t->out, "  not an ELF object or fatbin\n");
@@ -471,7 +472,7 @@ static void print_text(struct scan *s, struct cuda_ctx *c, const struct cuda_cli
 		fputc('\n', t.out);
 	}
 	for (size_t i = 0; i < col->unreadable.n; i++)
-		fprintf(t.out, "%scannot read%s %s\n", c_yellow(&t), c_reset(&t), (const char *)col->unreadable.item[i]);
+		fprintf(t.out, "%scannot read%s %s\n", c_yellow(&t), c_reset(&t), one_line(col->unreadable.item[i]));
 	fprintf(t.out, "%zu object%s read, %zu with device code\n\n", col->objects_read,
 		col->objects_read == 1 ? "" : "s", with_code);
 	if (s->findings.list.n)

@@ -4,6 +4,7 @@
  * consequence: imports that change first, the root causes after.
  */
 #include "cli/cli.h"
+#include "cli/termsafe.h"
 #include "host/compare.h"
 
 struct diff_cli {
@@ -38,8 +39,8 @@ static int parse(int argc, char **argv, struct diff_cli *o)
 static void side_text(const struct term *t, const char *tag, const struct host_side *h)
 {
 	const struct snapshot *s = h->snap;
-	fprintf(t->out, "%s%s%s  %s: %s %s", c_bold(t), tag, c_reset(t), h->name, s->env_kind ? s->env_kind : "",
-		s->env_root ? s->env_root : "");
+	fprintf(t->out, "%s%s%s  %s: %s %s", c_bold(t), tag, c_reset(t), one_line(h->name),
+		s->env_kind ? one_line(s->env_kind) : "", s->env_root ? one_line(s->env_root) : "");
 	if (s->py_major)
 		fprintf(t->out, ", Python %d.%d", s->py_major, s->py_minor);
 	if (s->torch_version)

@@ -4,6 +4,7 @@
  */
 #include "cli/cli.h"
 #include "cli/causes_out.h"
+#include "cli/termsafe.h"
 #include "pyenv/check.h"
 #include "pyenv/explain.h"
 
@@ -234,7 +235,7 @@ int cmd_explain(int argc, char **argv)
 		jw_obj_begin(&w);
 		jw_kstr(&w, "kind", f.kind);
 		jw_kstr(&w, "error", f.error_line);
-		jw_kstr(&w, "object", f.object);
+		jw_kstr(&w, "object", one_line(f.object));
 		jw_kstr(&w, "symbol", f.symbol);
 		jw_kstr(&w, "version", f.version ? f.version : f.version_missing);
 		jw_kstr(&w, "missing_library", f.missing_library);
@@ -279,34 +280,34 @@ int cmd_explain(int argc, char **argv)
 		struct term t;
 		term_init(&t, stdout, o.color);
 		fprintf(t.out, "%sthe message%s  %s\n", c_bold(&t), c_reset(&t),
-			f.error_line ? f.error_line : f.no_module ? f.no_module : "(no loader error line)");
+			f.error_line ? one_line(f.error_line) : f.no_module ? one_line(f.no_module) : "(no loader error line)");
 		if (f.symbol)
-			fprintf(t.out, "             undefined symbol %s%s%s\n", f.symbol, f.version ? " version " : "",
-				f.version ? f.version : "");
+			fprintf(t.out, "             undefined symbol %s%s%s\n", one_line(f.symbol), f.version ? " version " : "",
+				f.version ? one_line(f.version) : "");
 		if (f.missing_library)
-			fprintf(t.out, "             library that could not be opened: %s\n", f.missing_library);
+			fprintf(t.out, "             library that could not be opened: %s\n", one_line(f.missing_library));
 		if (f.version_missing)
-			fprintf(t.out, "             version %s missing from %s\n", f.version_missing,
-				f.version_provider ? f.version_provider : "?");
+			fprintf(t.out, "             version %s missing from %s\n", one_line(f.version_missing),
+				f.version_provider ? one_line(f.version_provider) : "?");
 		fprintf(t.out, "%senvironment%s  %s %s%s\n", c_bold(&t), c_reset(&t), pyenv_kind_name(c.env.kind),
-			c.env.root, env_path ? " (where the message's paths point)" : "");
+			one_line(c.env.root), env_path ? " (where the message's paths point)" : "");
 		if (!nt) {
 			fprintf(t.out, "\nnothing in this environment matches the message");
 			if (f.object)
 				fprintf(t.out, " (%s is not here: the message may come from another machine; run "
-					       "abiscope there, or compare with abiscope snapshot)", f.object);
+					       "abiscope there, or compare with abiscope snapshot)", one_line(f.object));
 			fprintf(t.out, "\n");
 		} else {
 			fprintf(t.out, "%schecked%s      %s\n\n", c_bold(&t), c_reset(&t), why_targets);
 		}
 		for (size_t i = 0; i < nt; i++) {
-			fprintf(t.out, "%s%s%s  %s", c_bold(&t), v[i].io->module ? v[i].io->module : v[i].io->path,
+			fprintf(t.out, "%s%s%s  %s", c_bold(&t), one_line(v[i].io->module ? v[i].io->module : v[i].io->path),
 				c_reset(&t), v[i].state == V_OK ? "would load here" : "would fail here");
 			if (modelled)
 				fprintf(t.out, "; with the driver: %s", v2[i].state == V_OK ? "would load" : "would fail");
 			fputc('\n', t.out);
 			if (v[i].context && o.verbose)
-				fprintf(t.out, "   (%s)\n", v[i].context);
+				fprintf(t.out, "   (%s)\n", one_line(v[i].context));
 		}
 		if (nt)
 			fputc('\n', t.out);

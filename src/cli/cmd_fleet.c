@@ -3,6 +3,7 @@
  * and how, from their snapshots.
  */
 #include "cli/cli.h"
+#include "cli/termsafe.h"
 #include "host/fleet.h"
 
 #include <dirent.h>
@@ -65,19 +66,19 @@ static int parse(struct arena *ar, int argc, char **argv, struct fleet_cli *o)
 
 static const char *host_name(const struct fleet_host *h)
 {
-	return h->sum.label ? h->sum.label : path_basename(h->path);
+	return one_line(h->sum.label ? h->sum.label : path_basename(h->path));
 }
 
 static void describe_text(const struct term *t, const struct snap_summary *s)
 {
-	fprintf(t->out, "glibc %s", s->glibc ? s->glibc : "?");
+	fprintf(t->out, "glibc %s", s->glibc ? one_line(s->glibc) : "?");
 	if (s->python)
-		fprintf(t->out, ", Python %s", s->python);
+		fprintf(t->out, ", Python %s", one_line(s->python));
 	if (s->torch)
-		fprintf(t->out, ", torch %s", s->torch);
-	fprintf(t->out, ", driver %s", s->driver ? s->driver : "none");
+		fprintf(t->out, ", torch %s", one_line(s->torch));
+	fprintf(t->out, ", driver %s", s->driver ? one_line(s->driver) : "none");
 	if (s->gpus && s->gpus[0])
-		fprintf(t->out, ", GPUs %s", s->gpus);
+		fprintf(t->out, ", GPUs %s", one_line(s->gpus));
 	fprintf(t->out, ", %zu distributions, %zu binaries", s->ndists, s->nobjects);
 	if (s->nfailing)
 		fprintf(t->out, ", %zu imports fail", s->nfailing);
@@ -181,7 +182,7 @@ int cmd_fleet(int argc, char **argv)
 			for (size_t k = 0; k < c->diffs.n; k++) {
 				const char *line = c->diffs.item[k];
 				bool severe = str_starts(line, "fails here only");
-				fprintf(t.out, "  %s%s%s\n", severe ? c_red(&t) : "", line, severe ? c_reset(&t) : "");
+				fprintf(t.out, "  %s%s%s\n", severe ? c_red(&t) : "", one_line(line), severe ? c_reset(&t) : "");
 			}
 			if (!c->diffs.n)
 				fprintf(t.out, "  (differs only in what the summary does not name)\n");

@@ -4,6 +4,7 @@
  */
 #include "cli/cli.h"
 #include "cli/causes_out.h"
+#include "cli/termsafe.h"
 #include "pyenv/check.h"
 #include "diagnose/verdict.h"
 #include "pyenv/interpreter.h"
@@ -124,18 +125,17 @@ static void tree(struct tree_ctx *c, const struct lmap *m, const char *prefix)
 			const char *what = !f ? "NOT LOADED" : f->kind == FAIL_NOT_FOUND ? "NOT FOUND"
 				: f->kind == FAIL_WRONG_CLASS ? "WRONG ELF CLASS"
 				: f->kind == FAIL_INVALID ? "INVALID CANDIDATE" : "CANNOT LOAD";
-			fprintf(c->t->out, "%s%s %s%s\n", c->t->color ? "\033[1;31m" : "", name, what,
-				c->t->color ? "\033[0m" : "");
+			fprintf(c->t->out, "%s%s %s%s\n", c_red(c->t), one_line(name), what, c_reset(c->t));
 			if (f && f->path && f->kind != FAIL_NOT_FOUND)
-				fprintf(c->t->out, "%s  %s: %s\n", child, f->path,
-					f->dlerror ? f->dlerror : "");
+				fprintf(c->t->out, "%s  %s: %s\n", child, one_line(f->path),
+					f->dlerror ? one_line(f->dlerror) : "");
 			continue;
 		}
 		bool seen = ptrvec_contains(&c->shown, dep);
 		const char *tag = edge_tag(c->a, m, dep, c->serial);
 		bool expand = !seen && !str_starts(tag, "already loaded");
-		fprintf(c->t->out, "%s%s%s %s[%s]%s %s%s\n", expand ? c_cyan(c->t) : "", name, c_reset(c->t),
-			c_dim(c->t), tag, c_reset(c->t), dep->path, seen ? " (see above)" : "");
+		fprintf(c->t->out, "%s%s%s %s[%s]%s %s%s\n", expand ? c_cyan(c->t) : "", one_line(name), c_reset(c->t),
+			c_dim(c->t), one_line(tag), c_reset(c->t), one_line(dep->path), seen ? " (see above)" : "");
 		if (expand) {
 			ptrvec_push(c->a, &c->shown, (void *)dep);
 			tree(c, dep, child);
@@ -151,7 +151,7 @@ static void print_text(struct scan *s, const struct why_cli *o, const struct why
 	term_init(&t, stdout, o->color);
 	const struct ldso_facts *fa = &r->proc.facts;
 	if (q->exe)
-		fprintf(t.out, "%sprocess%s  %s%s%s%s\n", c_bold(&t), c_reset(&t), q->exe,
+		fprintf(t.out, "%sprocess%s  %s%s%s%s\n", c_bold(&t), c_reset(&t), one_line(q->exe),
 			ir && ir->how ? " (" : "", ir && ir->how ? ir->how : "", ir && ir->how ? ")" : "");
 	fprintf(t.out, "%sloader%s   %s, glibc %d.%d\n", c_bold(&t), c_reset(&t), fa->interp,
 		fa->glibc_major, fa->glibc_minor);
@@ -161,34 +161,34 @@ static void print_text(struct scan *s, const struct why_cli *o, const struct why
 	why_identity(s, q, r, &wi);
 	for (size_t i = 0; i < wi.nline; i++)
 		fprintf(t.out, "%s%s%s%*s%s\n", c_bold(&t), wi.line[i].label, c_reset(&t),
-			(int)(9 - MIN(strlen(wi.line[i].label), 8)), "", wi.line[i].text);
+			(int)(9 - MIN(strlen(wi.line[i].label), 8)), "", one_line(wi.line[i].text));
 	for (size_t i = 0; i < r->npre; i++)
-		fprintf(t.out, "%spreload%s  %s (%s): %s\n", c_bold(&t), c_reset(&t), r->pre[i].path,
+		fprintf(t.out, "%spreload%s  %s (%s): %s\n", c_bold(&t), c_reset(&t), one_line(r->pre[i].path),
 			r->pre[i].global ? "RTLD_GLOBAL" : "RTLD_LOCAL",
-			r->pre[i].r.ok ? "loads" : r->pre[i].r.dlerror);
+			r->pre[i].r.ok ? "loads" : one_line(r->pre[i].r.dlerror));
 	fputc('\n', t.out);
 	if (!r->target_unreadable) {
 		const struct lmap *root = r->target.root;
 		if (root) {
-			fprintf(t.out, "%s%s%s\n", c_bold(&t), root->path, c_reset(&t));
+			fprintf(t.out, "%s%s%s\n", c_bold(&t), one_line(root->path), c_reset(&t));
 			struct tree_ctx c = { &t, &s->arena, &r->target, { 0 }, r->proc.serial, 0 };
 			ptrvec_push(&s->arena, &c.shown, (void *)root);
 			tree(&c, root, "");
 		} else {
-			fprintf(t.out, "%s%s%s %sNOT LOADED%s\n", c_bold(&t), q->target, c_reset(&t),
+			fprintf(t.out, "%s%s%s %sNOT LOADED%s\n", c_bold(&t), one_line(q->target), c_reset(&t),
 				c_red(&t), c_reset(&t));
 		}
 		fputc('\n', t.out);
 	}
 	if (r->target_unreadable)
-		fprintf(t.out, "%sverdict%s  cannot read %s: %s\n\n", c_bold(&t), c_reset(&t), q->target,
-			r->unreadable_reason);
+		fprintf(t.out, "%sverdict%s  cannot read %s: %s\n\n", c_bold(&t), c_reset(&t), one_line(q->target),
+			one_line(r->unreadable_reason));
 	else if (r->loads)
 		fprintf(t.out, "%sverdict%s  %swould load%s\n\n", c_bold(&t), c_reset(&t), c_green(&t),
 			c_reset(&t));
 	else
 		fprintf(t.out, "%sverdict%s  %swould NOT load%s: %s\n\n", c_bold(&t), c_reset(&t),
-			c_red(&t), c_reset(&t), r->dlerror ? r->dlerror : "");
+			c_red(&t), c_reset(&t), r->dlerror ? one_line(r->dlerror) : "");
 	if (s->findings.list.n)
 		render_findings_text(&t, &s->findings, o->verbose);
 	if (o->verbose)
@@ -273,7 +273,7 @@ static void print_driver_text(struct scan *s, const struct why_cli *o, const str
 			c_reset(&t));
 	else
 		fprintf(t.out, "%swith the driver%s  %swould NOT load%s: %s\n", c_bold(&t), c_reset(&t), c_red(&t),
-			c_reset(&t), dm->r.dlerror ? dm->r.dlerror : "");
+			c_reset(&t), dm->r.dlerror ? one_line(dm->r.dlerror) : "");
 	render_causes_text(&t, &s->arena, &dm->causes, o->verbose, skip_driver_cause, NULL);
 }
 

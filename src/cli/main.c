@@ -3,9 +3,12 @@
  * the command table (commands.c).
  */
 #include "cli/cli.h"
+#include "cli/termsafe.h"
 
 int main(int argc, char **argv)
 {
+	/* below every renderer: names from inspected files cannot drive the terminal */
+	termsafe_install();
 	if (argc < 2) {
 		cli_print_usage(stderr);
 		return EXIT_USAGE;

@@ -1,6 +1,18 @@
 #include "cli/render.h"
+#include "cli/termsafe.h"
 
 #include <unistd.h>
+
+/* The SGR sequences, each ESC followed by the filter's mark (termsafe.h). */
+enum { SGR_BOLD, SGR_RED, SGR_YELLOW, SGR_GREEN, SGR_CYAN, SGR_DIM, SGR_RESET, SGR_N };
+static char sgr[SGR_N][48];
+
+static void make_sgr(void)
+{
+	static const char *const code[SGR_N] = { "1", "1;31", "33", "32", "36", "2", "0" };
+	for (int i = 0; i < SGR_N; i++)
+		snprintf(sgr[i], sizeof sgr[i], "\033%s[%sm", termsafe_mark(), code[i]);
+}
 
 void term_init(struct term *t, FILE *out, enum color_mode mode)
 {
@@ -11,17 +23,21 @@ void term_init(struct term *t, FILE *out, enum color_mode mode)
 		t->color = false;
 	else {
 		const char *nc = getenv("NO_COLOR");
-		t->color = isatty(fileno(out)) && !(nc && *nc);
+		/* stdout and stderr are filter streams with no descriptor of their own */
+		int fd = out == stdout ? STDOUT_FILENO : out == stderr ? STDERR_FILENO : fileno(out);
+		t->color = isatty(fd) && !(nc && *nc);
 	}
+	if (t->color)
+		make_sgr();
 }
 
-const char *c_bold(const struct term *t) { return t->color ? "\033[1m" : ""; }
-const char *c_red(const struct term *t) { return t->color ? "\033[1;31m" : ""; }
-const char *c_yellow(const struct term *t) { return t->color ? "\033[33m" : ""; }
-const char *c_green(const struct term *t) { return t->color ? "\033[32m" : ""; }
-const char *c_cyan(const struct term *t) { return t->color ? "\033[36m" : ""; }
-const char *c_dim(const struct term *t) { return t->color ? "\033[2m" : ""; }
-const char *c_reset(const struct term *t) { return t->color ? "\033[0m" : ""; }
+const char *c_bold(const struct term *t) { return t->color ? sgr[SGR_BOLD] : ""; }
+const char *c_red(const struct term *t) { return t->color ? sgr[SGR_RED] : ""; }
+const char *c_yellow(const struct term *t) { return t->color ? sgr[SGR_YELLOW] : ""; }
+const char *c_green(const struct term *t) { return t->color ? sgr[SGR_GREEN] : ""; }
+const char *c_cyan(const struct term *t) { return t->color ? sgr[SGR_CYAN] : ""; }
+const char *c_dim(const struct term *t) { return t->color ? sgr[SGR_DIM] : ""; }
+const char *c_reset(const struct term *t) { return t->color ? sgr[SGR_RESET] : ""; }
 
 static const char *sev_color(const struct term *t, enum severity s)
 {
@@ -32,15 +48,15 @@ static void one_text(const struct term *t, const struct finding *f, int depth)
 {
 	const char *pad = depth ? "    " : "";
 	fprintf(t->out, "%s%s%s[%s]%s %s%s%s\n", pad, sev_color(t, f->severity),
-		severity_name(f->severity), f->id, c_reset(t), c_bold(t), f->title ? f->title : "",
+		severity_name(f->severity), f->id, c_reset(t), c_bold(t), f->title ? one_line(f->title) : "",
 		c_reset(t));
 	if (f->guess)
 		fprintf(t->out, "%s    %s(a guess: drawn from heuristics, not from the loader's rules)%s\n",
 			pad, c_dim(t), c_reset(t));
 	for (size_t i = 0; i < f->lines.n; i++)
-		fprintf(t->out, "%s    %s\n", pad, (const char *)f->lines.item[i]);
+		fprintf(t->out, "%s    %s\n", pad, one_line(f->lines.item[i]));
 	if (f->fix)
-		fprintf(t->out, "%s    %sfix:%s %s\n", pad, c_green(t), c_reset(t), f->fix);
+		fprintf(t->out, "%s    %sfix:%s %s\n", pad, c_green(t), c_reset(t), one_line(f->fix));
 }
 
 void render_findings_text(const struct term *t, const struct findings *fl, bool verbose)
@@ -115,12 +131,12 @@ void render_finding_tree(const struct term *t, const struct findings *fl, size_t
 	const char *pad = depth == 0 ? "      " : depth == 1 ? "          " : "              ";
 	const char *col = f->severity == SEV_ERROR ? c_red(t) : f->severity == SEV_WARNING ? c_yellow(t) : c_cyan(t);
 	fprintf(t->out, "%s%s%s[%s]%s %s\n", pad, col, severity_name(f->severity), f->id, c_reset(t),
-		f->title ? f->title : "");
+		f->title ? one_line(f->title) : "");
 	size_t nlines = verbose ? f->lines.n : MIN(f->lines.n, (size_t)(depth == 0 ? 14 : depth == 1 ? 12 : 3));
 	for (size_t i = 0; i < nlines; i++)
-		fprintf(t->out, "%s    %s\n", pad, (const char *)f->lines.item[i]);
+		fprintf(t->out, "%s    %s\n", pad, one_line(f->lines.item[i]));
 	if (f->fix)
-		fprintf(t->out, "%s    %sfix:%s %s\n", pad, c_green(t), c_reset(t), f->fix);
+		fprintf(t->out, "%s    %sfix:%s %s\n", pad, c_green(t), c_reset(t), one_line(f->fix));
 	if (depth >= 2)
 		return;
 	size_t shown = 0, more = 0;

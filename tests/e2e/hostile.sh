@@ -70,4 +70,44 @@ expect_not_contains "$(cat "$FX/s2.json")" "s3cr3t-outside-value" "snapshot: a l
 expect_eq "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sorted(f["path"] for f in j["files"] if f["path"].startswith(("/proc","/sys"))))' "$FX/s2.json")" "[]" \
 	"snapshot: no file of /proc or /sys is described"
 
+# ---- 3. names from inspected files reach the terminal escaped
+ESC=$(printf '\033')
+mkdir -p "$FX/esc"
+printf 'int f(void) { return 1; }\n' >"$FX/esc/e.c"
+$CC -shared -fPIC -o "$FX/esc/libevil.so" "$FX/esc/e.c" -Wl,-soname,"${ESC}[2J${ESC}[31mEVIL"
+printf 'int f(void); int g(void) { return f(); }\n' >"$FX/esc/m.c"
+$CC -shared -fPIC -o "$FX/esc/m.so" "$FX/esc/m.c" -L"$FX/esc" -levil -Wl,-soname,"${ESC}]0;pwned$(printf '\007')"
+rm "$FX/esc/libevil.so"
+NL='
+'
+nlname="$FX/esc/x${NL}verdict  would load${NL}.so"
+cp "$FX/esc/m.so" "$nlname"
+$ABISCOPE why --color never "$FX/esc/m.so" >"$FX/esc/why.txt" 2>&1
+expect_eq "$?" 1 "why of a library whose DT_NEEDED is an escape sequence: exit 1"
+if grep -q "$ESC" "$FX/esc/why.txt"; then fail "why: no raw ESC reaches the terminal" "$(head -c 300 "$FX/esc/why.txt" | od -c | head -5)"
+else pass "why: no raw ESC reaches the terminal"; fi
+expect_contains "$(cat "$FX/esc/why.txt")" '\u001b[2J\u001b[31mEVIL not found' "why: the escape is shown as text"
+$ABISCOPE why --color always "$FX/esc/m.so" >"$FX/esc/whyc.txt" 2>&1
+expect_contains "$(cat "$FX/esc/whyc.txt")" "${ESC}[1mverdict${ESC}[0m" "why --color always: abiscope's own colours still get through"
+if grep -q "${ESC}\[2J" "$FX/esc/whyc.txt"; then fail "why --color always: the name's sequences do not"
+else pass "why --color always: the name's sequences do not"; fi
+$ABISCOPE why --json "$FX/esc/m.so" | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["error"].split(":")[0])' >"$FX/esc/why.json.txt" 2>&1
+expect_eq "$(od -An -c "$FX/esc/why.json.txt" | tr -s ' ' | head -1)" " 033 [ 2 J 033 [ 3 1 m E V I L \n" "why --json: the name is kept exactly"
+$ABISCOPE why --color never "$nlname" >"$FX/esc/nl.txt" 2>&1
+if grep -q '^verdict  would load' "$FX/esc/nl.txt"; then fail "why: a file name with a newline cannot forge a verdict line" "$(cat "$FX/esc/nl.txt" | head -20)"
+else pass "why: a file name with a newline cannot forge a verdict line"; fi
+expect_contains "$(cat "$FX/esc/nl.txt")" 'x\nverdict  would load\n.so' "why: the newline is shown as \\n"
+printf 'Traceback (most recent call last):\nImportError: %s/libfoo.so: cannot open shared object file: No such file or directory\x1b]0;owned\x07\xff\n' "$FX/esc" |
+	$ABISCOPE explain --color never "$FX/env1" >"$FX/esc/explain.txt" 2>&1
+if grep -q "$ESC" "$FX/esc/explain.txt"; then fail "explain: a pasted OSC sequence is not replayed" "$(od -c "$FX/esc/explain.txt" | head)"
+else pass "explain: a pasted OSC sequence is not replayed"; fi
+if LC_ALL=C grep -q "$(printf '\377')" "$FX/esc/explain.txt"; then fail "explain: invalid UTF-8 is shown as \\xHH"
+else pass "explain: invalid UTF-8 is shown as \\xHH"; fi
+
+$ABISCOPE snapshot --no-driver --label "node${ESC}]0;owned$(printf '\007')${NL}FORGED line" -o "$FX/esc/lab.json" "$FX/env1" >/dev/null 2>&1
+$ABISCOPE fleet --color never "$FX/esc/lab.json" "$FX/s1.json" >"$FX/esc/fleet.txt" 2>&1
+if grep -q "$ESC" "$FX/esc/fleet.txt" || grep -q "^FORGED" "$FX/esc/fleet.txt"; then
+	fail "fleet: a snapshot label with OSC and a newline is shown as text" "$(cat -v "$FX/esc/fleet.txt" | head)"
+else pass "fleet: a snapshot label with OSC and a newline is shown as text"; fi
+
 finish
