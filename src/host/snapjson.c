@@ -6,18 +6,22 @@
  * Reading validates every member's type and range before use: a snapshot is
  * input from another machine, so anything malformed is an error naming the
  * file and the member (or jansson's line and column), never a crash.  A gzip
- * file (magic 1f 8b) is inflated with zlib up to SNAPSHOT_MAX_BYTES.
+ * file (magic 1f 8b) is inflated with zlib up to SNAPSHOT_MAX_BYTES, and a
+ * document of more than SNAPSHOT_MAX_VALUES values is refused unparsed.
  */
 #include "host/snapshot.h"
 #include "host/compare.h"
 #include "cuda/arch.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <jansson.h>
 #include <openssl/evp.h>
 #include <zlib.h>
 
-#define SNAPSHOT_MAX_BYTES ((size_t)2 << 30)
+/* Bounds on what is read (see src_open): 5x the largest real snapshot. */
+#define SNAPSHOT_MAX_BYTES ((size_t)256 << 20)
+#define SNAPSHOT_MAX_VALUES 8000000u
 #define EXPORT_RECORD 12
 
 /* ---- writing ---- */
@@ -911,48 +915,183 @@ out:
 	return st;
 }
 
+/*
+ * The bytes of a snapshot file: opened through fs.h (a regular file, never
+ * blocking: a FIFO named as a snapshot is refused, not waited on), mapped,
+ * and inflated when it is gzip.  Inflation stops at the bound: a real
+ * snapshot is tens of megabytes, and a few hundred kilobytes of gzip can
+ * claim gigabytes.
+ */
+struct snap_src {
+	struct fsview fs;
+	struct mapped_file mf;
+	bool gz;
+	z_stream z;
+	bool z_ready, z_end;
+};
+
+static enum status src_open(struct snap_src *src, const char *path, struct diag *d)
+{
+	memset(src, 0, sizeof *src);
+	fs_init(&src->fs, NULL);
+	enum status st = fs_map(&src->fs, path, &src->mf, d);
+	if (st != ST_OK)
+		return st;
+	src->gz = src->mf.len >= 2 && src->mf.data[0] == 0x1f && src->mf.data[1] == 0x8b;
+	if (src->gz) {
+		if (inflateInit2(&src->z, 15 + 16) != Z_OK)
+			return diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET, "out of memory (zlib)");
+		src->z_ready = true;
+		src->z.next_in = (Bytef *)src->mf.data;
+		src->z.avail_in = (uInt)MIN(src->mf.len, (size_t)UINT_MAX);
+	}
+	return ST_OK;
+}
+
+static void src_close(struct snap_src *src)
+{
+	if (src->z_ready)
+		inflateEnd(&src->z);
+	fs_unmap(&src->mf);
+}
+
+/* Inflates into buf[*len, cap); *eof once the data ends. */
+static enum status src_inflate(struct snap_src *src, const char *path, char *buf, size_t cap, size_t *len,
+			       bool *eof, struct diag *d)
+{
+	*eof = false;
+	while (*len < cap && !src->z_end) {
+		if (src->z.avail_in == 0) {
+			size_t used = (size_t)(src->z.next_in - src->mf.data);
+			if (used >= src->mf.len)
+				return diag_set(d, ST_MALFORMED, path, (uint64_t)used, "gzip data is cut short");
+			src->z.avail_in = (uInt)MIN(src->mf.len - used, (size_t)UINT_MAX);
+		}
+		src->z.next_out = (Bytef *)buf + *len;
+		src->z.avail_out = (uInt)MIN(cap - *len, (size_t)UINT_MAX);
+		int zr = inflate(&src->z, Z_NO_FLUSH);
+		*len = (size_t)((char *)src->z.next_out - buf);
+		if (zr == Z_STREAM_END) {
+			size_t used = (size_t)(src->z.next_in - src->mf.data);
+			/* concatenated members, as gzip(1) and gzread() allow */
+			if (used + 2 <= src->mf.len && src->mf.data[used] == 0x1f && src->mf.data[used + 1] == 0x8b)
+				inflateReset(&src->z);
+			else
+				src->z_end = true;
+		} else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			return diag_set(d, ST_MALFORMED, path, (uint64_t)(src->z.next_in - src->mf.data),
+					"gzip data is damaged: %s", src->z.msg ? src->z.msg : zError(zr));
+		} else if (zr == Z_BUF_ERROR && src->z.avail_in && src->z.avail_out) {
+			return diag_set(d, ST_MALFORMED, path, (uint64_t)(src->z.next_in - src->mf.data),
+					"gzip data is damaged");
+		}
+	}
+	*eof = src->z_end;
+	return ST_OK;
+}
+
+/*
+ * JSON values in a text (an upper bound: each starts a container or
+ * follows a comma), counted without parsing and chunk by chunk as it is
+ * inflated; jansson spends about 45 bytes of memory on each value, so the
+ * bound on values bounds memory.
+ */
+struct value_count {
+	size_t n;
+	bool in_str, escaped;
+};
+
+/* Counts text[0, len); false (and the error) as soon as the bound is passed. */
+static bool count_values(struct value_count *vc, const char *text, size_t len, const char *path,
+			 struct diag *d)
+{
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		if (vc->in_str) {
+			if (vc->escaped)
+				vc->escaped = false;
+			else if (c == '\\')
+				vc->escaped = true;
+			else if (c == '"')
+				vc->in_str = false;
+		} else if (c == '"') {
+			vc->in_str = true;
+		} else if ((c == ',' || c == '[' || c == '{') && ++vc->n > SNAPSHOT_MAX_VALUES) {
+			diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET,
+				 "more than %u JSON values: a snapshot of the largest environments holds about "
+				 "2 million, so this is not one abiscope wrote (refused before parsing, to bound memory)",
+				 SNAPSHOT_MAX_VALUES);
+			return false;
+		}
+	}
+	return true;
+}
+
+static enum status check_values(const char *path, const char *text, size_t len, struct diag *d)
+{
+	struct value_count vc = { 1, false, false };
+	return count_values(&vc, text, len, path, d) ? ST_OK : d->status;
+}
+
+static enum status too_large(const char *path, struct diag *d)
+{
+	return diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET,
+			"larger than %zu MiB once inflated: a snapshot of the largest environments is about "
+			"50 MiB, so this is not one abiscope wrote", SNAPSHOT_MAX_BYTES >> 20);
+}
+
 enum status snapshot_read(struct arena *a, const char *path, struct snapshot *snap, struct diag *d)
 {
-	gzFile gz = gzopen(path, "rb");	/* reads plain files too */
-	if (!gz)
-		return diag_errno(d, path, errno ? errno : ENOENT, "cannot open");
-	size_t cap = 1 << 20, len = 0;
-	char *buf = malloc(cap);
-	enum status st = ST_OK;
-	if (!buf) {
-		st = diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET, "out of memory");
+	struct snap_src src;
+	char *buf = NULL;
+	struct value_count vc = { 1, false, false };
+	enum status st = src_open(&src, path, d);
+	if (st != ST_OK)
+		goto out;
+	const char *text = (const char *)src.mf.data;
+	size_t len = src.mf.len;
+	if (src.gz) {
+		size_t cap = 1 << 20;
+		len = 0;
+		for (;;) {
+			if (!buf || len == cap) {
+				if (buf && cap >= SNAPSHOT_MAX_BYTES) {
+					st = too_large(path, d);
+					goto out;
+				}
+				if (buf)
+					cap *= 2;
+				char *nb = realloc(buf, cap);
+				if (!nb) {
+					st = diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET, "out of memory");
+					goto out;
+				}
+				buf = nb;
+			}
+			bool eof;
+			size_t before = len;
+			st = src_inflate(&src, path, buf, cap, &len, &eof, d);
+			if (st != ST_OK)
+				goto out;
+			if (!count_values(&vc, buf + before, len - before, path, d)) {
+				st = d->status;
+				goto out;
+			}
+			if (eof)
+				break;
+		}
+		text = buf;
+	} else if (len > SNAPSHOT_MAX_BYTES) {
+		st = too_large(path, d);
+		goto out;
+	} else if (!count_values(&vc, text, len, path, d)) {
+		st = d->status;
 		goto out;
 	}
-	for (;;) {
-		if (len == cap) {
-			if (cap >= SNAPSHOT_MAX_BYTES) {
-				st = diag_set(d, ST_LIMIT, path, (uint64_t)len,
-					      "larger than %zu bytes once inflated", SNAPSHOT_MAX_BYTES);
-				goto out;
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				st = diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET, "out of memory");
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		int got = gzread(gz, buf + len, (unsigned)MIN(cap - len, (size_t)1 << 30));
-		if (got < 0) {
-			int zerr;
-			const char *msg = gzerror(gz, &zerr);
-			st = diag_set(d, ST_MALFORMED, path, (uint64_t)len, "gzip data is damaged: %s", msg);
-			goto out;
-		}
-		if (got == 0)
-			break;
-		len += (size_t)got;
-	}
-	st = snapshot_parse(a, buf, len, path, snap, d);
+	st = snapshot_parse(a, text, len, path, snap, d);
 out:
 	free(buf);
-	gzclose(gz);
+	src_close(&src);
 	return st;
 }
 
@@ -1049,33 +1188,39 @@ enum status snapshot_parse_summary(struct arena *a, const char *text, size_t len
 enum status snapshot_read_summary(struct arena *a, const char *path, struct snap_summary *sum,
 				  struct diag *d)
 {
-	gzFile gz = gzopen(path, "rb");
-	if (!gz)
-		return diag_errno(d, path, errno ? errno : ENOENT, "cannot open");
-	size_t cap = 256 << 10, len = 0;
-	char *buf = malloc(cap + 1);
-	enum status st = ST_OK;
-	if (!buf) {
-		st = diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET, "out of memory");
+	struct snap_src src;
+	char *buf = NULL;
+	enum status st = src_open(&src, path, d);
+	if (st != ST_OK)
 		goto out;
-	}
+	/* growing prefixes: the summary comes first */
+	size_t cap = 256 << 10, len = 0;
 	for (;;) {
-		int got = gzread(gz, buf + len, (unsigned)(cap - len));
-		if (got < 0) {
-			int zerr;
-			st = diag_set(d, ST_MALFORMED, path, (uint64_t)len, "gzip data is damaged: %s", gzerror(gz, &zerr));
-			goto out;
+		const char *text;
+		bool eof;
+		if (src.gz) {
+			char *nb = realloc(buf, cap + 1);
+			if (!nb) {
+				st = diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET, "out of memory");
+				break;
+			}
+			buf = nb;
+			st = src_inflate(&src, path, buf, cap, &len, &eof, d);
+			if (st != ST_OK)
+				break;
+			buf[len] = '\0';
+			text = buf;
+		} else {
+			len = MIN(cap, src.mf.len);
+			eof = len == src.mf.len;
+			text = (const char *)src.mf.data;
 		}
-		len += (size_t)got;
-		buf[len] = '\0';
 		struct diag tmp;
 		diag_clear(&tmp);
-		bool eof = got == 0 || len < cap;
-		if (snapshot_parse_summary(a, buf, len, path, sum, &tmp) == ST_OK) {
-			st = ST_OK;
+		st = check_values(path, text, len, &tmp);
+		if (st == ST_OK && snapshot_parse_summary(a, text, len, path, sum, &tmp) == ST_OK)
 			break;
-		}
-		if (eof) {
+		if (eof || st != ST_OK) {
 			*d = tmp;
 			st = tmp.status ? tmp.status : ST_MALFORMED;
 			break;
@@ -1084,16 +1229,10 @@ enum status snapshot_read_summary(struct arena *a, const char *path, struct snap
 			st = diag_set(d, ST_LIMIT, path, (uint64_t)len, "no complete summary in the first %zu bytes", cap);
 			break;
 		}
-		char *nb = realloc(buf, cap * 2 + 1);
-		if (!nb) {
-			st = diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET, "out of memory");
-			break;
-		}
-		buf = nb;
 		cap *= 2;
 	}
 out:
 	free(buf);
-	gzclose(gz);
+	src_close(&src);
 	return st;
 }

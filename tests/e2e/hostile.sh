@@ -96,18 +96,55 @@ expect_eq "$(od -An -c "$FX/esc/why.json.txt" | tr -s ' ' | head -1)" " 033 [ 2 
 $ABISCOPE why --color never "$nlname" >"$FX/esc/nl.txt" 2>&1
 if grep -q '^verdict  would load' "$FX/esc/nl.txt"; then fail "why: a file name with a newline cannot forge a verdict line" "$(cat "$FX/esc/nl.txt" | head -20)"
 else pass "why: a file name with a newline cannot forge a verdict line"; fi
-expect_contains "$(cat "$FX/esc/nl.txt")" 'x\nverdict  would load\n.so' "why: the newline is shown as \\n"
+expect_contains "$(cat "$FX/esc/nl.txt")" 'x\nverdict  would load\n.so' "why: the newline is shown as backslash-n"
 printf 'Traceback (most recent call last):\nImportError: %s/libfoo.so: cannot open shared object file: No such file or directory\x1b]0;owned\x07\xff\n' "$FX/esc" |
 	$ABISCOPE explain --color never "$FX/env1" >"$FX/esc/explain.txt" 2>&1
 if grep -q "$ESC" "$FX/esc/explain.txt"; then fail "explain: a pasted OSC sequence is not replayed" "$(od -c "$FX/esc/explain.txt" | head)"
 else pass "explain: a pasted OSC sequence is not replayed"; fi
-if LC_ALL=C grep -q "$(printf '\377')" "$FX/esc/explain.txt"; then fail "explain: invalid UTF-8 is shown as \\xHH"
-else pass "explain: invalid UTF-8 is shown as \\xHH"; fi
+if LC_ALL=C grep -q "$(printf '\377')" "$FX/esc/explain.txt"; then fail "explain: invalid UTF-8 is shown as backslash-xHH"
+else pass "explain: invalid UTF-8 is shown as backslash-xHH"; fi
 
 $ABISCOPE snapshot --no-driver --label "node${ESC}]0;owned$(printf '\007')${NL}FORGED line" -o "$FX/esc/lab.json" "$FX/env1" >/dev/null 2>&1
 $ABISCOPE fleet --color never "$FX/esc/lab.json" "$FX/s1.json" >"$FX/esc/fleet.txt" 2>&1
 if grep -q "$ESC" "$FX/esc/fleet.txt" || grep -q "^FORGED" "$FX/esc/fleet.txt"; then
 	fail "fleet: a snapshot label with OSC and a newline is shown as text" "$(cat -v "$FX/esc/fleet.txt" | head)"
 else pass "fleet: a snapshot label with OSC and a newline is shown as text"; fi
+
+# ---- 6. a FIFO named as a snapshot, or in a fleet folder, is refused, not waited on
+mkdir -p "$FX/fifo/fleet"
+mkfifo "$FX/fifo/p.json" "$FX/fifo/fleet/x.json"
+cp "$FX/s1.json" "$FX/fifo/fleet/"
+timeout 20 $ABISCOPE check --host "$FX/fifo/p.json" >"$FX/fifo/out.txt" 2>&1
+expect_eq "$?" 3 "check --host FIFO: exit 3 at once (no hang)"
+expect_contains "$(cat "$FX/fifo/out.txt")" "$FX/fifo/p.json: not a regular file: a FIFO" "check --host FIFO: says what it is"
+timeout 20 $ABISCOPE fleet "$FX/fifo/p.json" >"$FX/fifo/out.txt" 2>&1
+expect_eq "$?" 3 "fleet FIFO: exit 3 at once (no hang)"
+timeout 20 $ABISCOPE fleet "$FX/fifo/fleet" >"$FX/fifo/out.txt" 2>&1
+expect_eq "$?" 3 "fleet of a folder holding a FIFO: exit 3 at once (no hang)"
+expect_contains "$(cat "$FX/fifo/out.txt")" "1 host" "fleet of a folder holding a FIFO: the real snapshot is grouped"
+
+# ---- 7. a small file that claims a huge document is refused with bounded memory
+python3 - "$FX" <<'PY'
+import gzip, sys
+fx = sys.argv[1]
+with gzip.open(fx + "/zeros.json.gz", "wb", compresslevel=6) as f:
+    f.write(b'{"summary": [')
+    chunk = b"0," * 1000000
+    for _ in range(20):
+        f.write(chunk)
+    f.write(b"0]}")
+PY
+rss() {	# rss OUT CMD...: runs CMD, prints its exit status and peak RSS in MiB
+	python3 -c 'import resource, subprocess, sys
+with open(sys.argv[1], "w") as o: rc = subprocess.call(sys.argv[2:], stdout=o, stderr=subprocess.STDOUT)
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$@"
+}
+for cmd in "check --host" fleet; do
+	set -- $(rss "$FX/zeros.txt" $ABISCOPE $cmd "$FX/zeros.json.gz")
+	expect_eq "$1" 3 "$cmd of 40 MB of [0,0,...] in 40 KB of gzip: exit 3"
+	if [ "$2" -lt 300 ]; then pass "$cmd of [0,0,...]: refused in $2 MiB (bounded)"
+	else fail "$cmd of [0,0,...]: refused in $2 MiB (bounded)" "over 300 MiB"; fi
+	expect_contains "$(cat "$FX/zeros.txt")" "more than 8000000 JSON values" "$cmd of [0,0,...]: says why"
+done
 
 finish
