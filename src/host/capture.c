@@ -121,27 +121,12 @@ enum status snapshot_capture(struct scan *s, const char *path, const struct capt
 	return ST_OK;
 }
 
-bool snapshot_is_file(const char *path)
-{
-	struct stat st;
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-		return false;
-	gzFile gz = gzopen(path, "rb");
-	if (!gz)
-		return false;
-	char head[256];
-	int n = gzread(gz, head, sizeof head - 1);
-	gzclose(gz);
-	if (n <= 0)
-		return false;
-	head[n] = '\0';
-	return strstr(head, "\"" SNAPSHOT_FORMAT "\"") != NULL;
-}
-
 enum status snapshot_open_side(struct scan *s, const char *path, const struct capture_options *o,
 			       struct snapshot *snap, struct env_check *c, struct diag *d)
 {
-	if (!path || !snapshot_is_file(path))
+	/* JSON that is not a snapshot is read as one, to be refused as one:
+	 * null or [1,2,3] is no environment either */
+	if (!path || snapshot_file_kind(path) == SNAPSHOT_FILE_NOT)
 		return snapshot_capture(s, path, o, snap, c, d);
 	enum status st = snapshot_read(&s->arena, path, snap, d);
 	if (st != ST_OK)

@@ -1095,6 +1095,49 @@ out:
 	return st;
 }
 
+enum snapshot_file_kind snapshot_file_kind(const char *path)
+{
+	struct fs_stat fst;
+	struct fsview host;
+	fs_init(&host, NULL);
+	fs_stat(&host, path, &fst);
+	if (fst.kind != FS_REGULAR)
+		return SNAPSHOT_FILE_NOT;
+	struct snap_src src;
+	struct diag d;
+	diag_clear(&d);
+	char head[256];
+	size_t len = 0;
+	enum snapshot_file_kind kind = SNAPSHOT_FILE_NOT;
+	if (src_open(&src, path, &d) != ST_OK)
+		goto out;
+	if (src.gz) {
+		bool eof;
+		if (src_inflate(&src, path, head, sizeof head - 1, &len, &eof, &d) != ST_OK)
+			goto out;
+	} else {
+		len = MIN(src.mf.len, sizeof head - 1);
+		memcpy(head, src.mf.data, len);
+	}
+	head[len] = '\0';
+	if (strstr(head, "\"" SNAPSHOT_FORMAT "\"")) {
+		kind = SNAPSHOT_FILE_YES;
+		goto out;
+	}
+	size_t i = strspn(head, " \t\r\n");
+	if (i < len && (strchr("{[\"-0123456789", head[i]) || !strncmp(head + i, "null", 4) ||
+			!strncmp(head + i, "true", 4) || !strncmp(head + i, "false", 5)))
+		kind = SNAPSHOT_FILE_JSON;
+out:
+	src_close(&src);
+	return kind;
+}
+
+bool snapshot_is_file(const char *path)
+{
+	return snapshot_file_kind(path) == SNAPSHOT_FILE_YES;
+}
+
 /* ---- the summary alone ---- */
 
 static int cmp_keys(const void *p, const void *q)

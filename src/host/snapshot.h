@@ -307,4 +307,13 @@ enum status snapshot_open_side(struct scan *s, const char *path, const struct ca
 /* True when path names a snapshot file (by its first bytes), not an environment. */
 bool snapshot_is_file(const char *path);
 
+/*
+ * What a path holds, by its first bytes (inflated when gzip), read through
+ * fs.h: a snapshot, other JSON (a regular file whose first byte is a JSON
+ * value's: a snapshot gone wrong, or not one), or neither (a folder, an
+ * interpreter, anything else).
+ */
+enum snapshot_file_kind { SNAPSHOT_FILE_NOT, SNAPSHOT_FILE_YES, SNAPSHOT_FILE_JSON };
+enum snapshot_file_kind snapshot_file_kind(const char *path);
+
 #endif

@@ -343,6 +343,15 @@ enum status pyenv_open(struct scan *s, const char *given, struct pyenv *e, struc
 			return ST_OK;
 		memset(e, 0, sizeof *e);
 	}
+	/* A single ELF object is checked as a folder of one; any other file
+	 * (a text file, JSON that is no snapshot) holds no environment. */
+	uint8_t head[4];
+	struct fs_probe pr;
+	fs_probe(&s->fs, path, head, sizeof head, &pr);
+	if (pr.head_len < 4 || memcmp(head, "\177ELF", 4) != 0)
+		return diag_set(d, ST_UNSUPPORTED, path, DIAG_NO_OFFSET,
+				"no environment here: a file that is neither an ELF object nor a Python "
+				"interpreter (give an environment's folder, its python, or a snapshot)");
 	e->kind = PYENV_PLAIN;
 	e->root = arena_strdup(&s->arena, path);
 	return ST_OK;

@@ -147,4 +147,21 @@ for cmd in "check --host" fleet; do
 	expect_contains "$(cat "$FX/zeros.txt")" "more than 8000000 JSON values" "$cmd of [0,0,...]: says why"
 done
 
+# ---- 14. JSON that is no snapshot, and a text file, are no environment
+mkdir -p "$FX/notsnap"
+printf 'null\n' >"$FX/notsnap/null.json"
+printf '[1,2,3]\n' >"$FX/notsnap/list.json"
+python3 -c 'print("[" * 100000)' >"$FX/notsnap/deep.json"
+printf 'hello\n' >"$FX/notsnap/file.txt"
+for f in null.json list.json deep.json; do
+	$ABISCOPE diff "$FX/notsnap/$f" "$FX/env1" >"$FX/notsnap/out.txt" 2>&1
+	expect_eq "$?" 3 "diff $f ENV: exit 3"
+	expect_contains "$(cat "$FX/notsnap/out.txt")" "$FX/notsnap/$f: not a" "diff $f ENV: not a snapshot, naming the file"
+done
+$ABISCOPE check --host "$FX/notsnap/list.json" >"$FX/notsnap/out.txt" 2>&1
+expect_eq "$?" 3 "check --host [1,2,3]: exit 3"
+$ABISCOPE check "$FX/notsnap/file.txt" >"$FX/notsnap/out.txt" 2>&1
+expect_eq "$?" 3 "check FILE.txt: exit 3"
+expect_contains "$(cat "$FX/notsnap/out.txt")" "no environment here" "check FILE.txt: no environment here"
+
 finish
