@@ -46,6 +46,22 @@ static int32_t cache_flags_for(uint16_t machine, bool is64, bool *any_elf)
 	return 3;
 }
 
+/* Decimal digits at *off (at most max of them); false when there are none
+ * or more than max (no release has them: a crafted banner). */
+static bool read_number(const struct bytes *b, uint64_t *off, int max, int *out)
+{
+	int v = 0, n = 0;
+	uint8_t c;
+	while (bytes_u8(b, *off, &c) && c >= '0' && c <= '9') {
+		if (++n > max)
+			return false;
+		v = v * 10 + (c - '0');
+		(*off)++;
+	}
+	*out = v;
+	return n > 0;
+}
+
 /* The banner "... release version 2.36." gives the release. */
 static void read_version(struct arena *a, const struct bytes *b, struct ldso_facts *f)
 {
@@ -53,28 +69,23 @@ static void read_version(struct arena *a, const struct bytes *b, struct ldso_fac
 	int64_t at = bytes_find(b, 0, key, sizeof key - 1);
 	if (at < 0)
 		return;
-	const char *p = (const char *)b->data + at + sizeof key - 1;
-	const char *end = (const char *)b->data + b->len;
-	int maj = 0, min = 0;
-	while (p < end && *p >= '0' && *p <= '9')
-		maj = maj * 10 + (*p++ - '0');
-	if (p >= end || *p != '.')
+	uint64_t off = (uint64_t)at + sizeof key - 1;
+	int maj, min;
+	uint8_t c;
+	if (!read_number(b, &off, 2, &maj) || !bytes_u8(b, off, &c) || c != '.')
 		return;
-	p++;
-	while (p < end && *p >= '0' && *p <= '9')
-		min = min * 10 + (*p++ - '0');
-	if (maj < 2 || maj > 9)
+	off++;
+	if (!read_number(b, &off, 3, &min) || maj < 2 || maj > 9)
 		return;
 	f->glibc_major = maj;
 	f->glibc_minor = min;
-	/* Keep the banner line for reports: back up to its start. */
-	const char *s = (const char *)b->data + at;
-	while (s > (const char *)b->data && s[-1] != '\0' && s[-1] != '\n')
+	/* Keep the banner line for reports (at most 200 bytes either side). */
+	uint64_t s = (uint64_t)at, e = off;
+	while (s > 0 && (uint64_t)at - s < 200 && bytes_u8(b, s - 1, &c) && c != '\0' && c != '\n')
 		s--;
-	const char *e = s;
-	while (e < end && *e && *e != '\n')
+	while (e - off < 200 && bytes_u8(b, e, &c) && c != '\0' && c != '\n')
 		e++;
-	f->glibc_banner = arena_strndup(a, s, (size_t)(e - s));
+	f->glibc_banner = arena_strndup(a, (const char *)bytes_at(b, s, e - s), (size_t)(e - s));
 }
 
 static bool is_dir_string(const char *s, size_t len)
@@ -90,26 +101,34 @@ static bool is_dir_string(const char *s, size_t len)
 	return true;
 }
 
+/* True when the bytes at off start with the len bytes of prefix. */
+static bool starts_with(const struct bytes *b, uint64_t off, const char *prefix, size_t len)
+{
+	const uint8_t *p = bytes_at(b, off, len);
+	return p && memcmp(p, prefix, len) == 0;
+}
+
 /*
  * SYSTEM_DIRS is one constant of NUL-separated directories, each with a
  * trailing slash, starting with the library directory: find the first run
- * of such strings that begins with /lib or /usr.
+ * of such strings that begins with /lib or /usr.  Every string is proven
+ * NUL-terminated inside the file (bytes_cstr) before it is looked at.
  */
 static bool read_system_dirs(struct arena *a, const struct bytes *b, struct ldso_facts *f)
 {
-	const char *data = (const char *)b->data;
-	for (size_t p = 1; p + 2 < b->len; p++) {
-		if (data[p - 1] != '\0' || data[p] != '/')
+	for (uint64_t p = 1; p + 2 < b->len; p++) {
+		uint8_t prev, c;
+		if (!bytes_u8(b, p - 1, &prev) || !bytes_u8(b, p, &c) || prev != '\0' || c != '/')
 			continue;
-		if (strncmp(data + p, "/lib", 4) != 0 && strncmp(data + p, "/usr", 4) != 0)
+		if (!starts_with(b, p, "/lib", 4) && !starts_with(b, p, "/usr", 4))
 			continue;
 		const char *dirs[16];
-		size_t n = 0, q = p;
-		while (q < b->len && n < ARRAY_SIZE(dirs)) {
-			size_t len = strnlen(data + q, b->len - q);
-			if (q + len >= b->len || !is_dir_string(data + q, len))
-				break;
-			dirs[n++] = data + q;
+		size_t n = 0;
+		uint64_t q = p;
+		const char *str;
+		size_t len;
+		while (n < ARRAY_SIZE(dirs) && bytes_cstr(b, q, &str, &len) && is_dir_string(str, len)) {
+			dirs[n++] = str;
 			q += len + 1;
 		}
 		if (n == 0)
@@ -121,6 +140,12 @@ static bool read_system_dirs(struct arena *a, const struct bytes *b, struct ldso
 		return true;
 	}
 	return false;
+}
+
+bool ldso_read_binary(struct arena *a, struct bytes b, struct ldso_facts *f)
+{
+	read_version(a, &b, f);
+	return read_system_dirs(a, &b, f);
 }
 
 static void assume_system_dirs(struct arena *a, struct ldso_facts *f, struct objcache *oc)
@@ -235,8 +260,7 @@ void ldso_facts_load(struct arena *a, struct objcache *oc, const char *interp, u
 	if (have_bytes) {
 		struct bytes b = bytes_make(lo->map.data, lo->map.len, false);
 		f->interp_read = true;
-		read_version(a, &b, f);
-		if (!read_system_dirs(a, &b, f))
+		if (!ldso_read_binary(a, b, f))
 			assume_system_dirs(a, f, oc);
 		have_hwcaps_string = bytes_find(&b, 0, "x86-64-v2", 9) >= 0;
 	} else {

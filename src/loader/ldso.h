@@ -57,6 +57,14 @@ struct ldso_facts {
 void ldso_facts_load(struct arena *a, struct objcache *oc, const char *interp, uint16_t machine,
 		     bool is64, struct ldso_facts *f);
 
+/*
+ * The facts the loader binary's bytes give, read through bytes.h (a
+ * crafted loader under --root is hostile input): the release and its
+ * banner line, and SYSTEM_DIRS into f->system_dirs.  False when no
+ * SYSTEM_DIRS string was found (the caller assumes them).
+ */
+bool ldso_read_binary(struct arena *a, struct bytes b, struct ldso_facts *f);
+
 /* glibc version comparison helper: true when the facts say >= maj.min. */
 bool ldso_glibc_at_least(const struct ldso_facts *f, int maj, int min);
 
