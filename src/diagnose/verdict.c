@@ -40,6 +40,17 @@ enum status why_run(struct scan *s, const struct why_request *q, struct why_resu
 		} else if (fst.kind != FS_REGULAR && fst.kind != FS_DIR) {
 			r->target_unreadable = true;
 			r->unreadable_reason = "not a regular file";
+		} else if (fst.kind == FS_REGULAR) {
+			/* there but not ours to read (EACCES): unreadable, like a
+			 * missing file, not a library that "does not exist" */
+			struct fs_probe pr;
+			uint8_t head[4];
+			fs_probe(&s->fs, q->target, head, sizeof head, &pr);
+			if (pr.open_err || pr.read_err) {
+				r->target_unreadable = true;
+				r->unreadable_reason = arena_strdup(&s->arena, strerror(pr.open_err ? pr.open_err
+													: pr.read_err));
+			}
 		}
 	}
 	if (r->target_unreadable)

@@ -933,7 +933,8 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 		return st;
 	size_t n = c->inv.nobj;
 	struct inv_obj **order = arena_calloc(&s->arena, n ? n : 1, sizeof *order);
-	memcpy(order, c->inv.obj, n * sizeof *order);
+	if (n)	/* an empty folder has no list at all: memcpy from NULL is undefined */
+		memcpy(order, c->inv.obj, n * sizeof *order);
 	sort_items(order, n, sizeof *order, cmp_inv);
 	c->v = arena_calloc(&s->arena, n ? n : 1, sizeof *c->v);
 	/* torch's own import first: its failure explains everything after */
