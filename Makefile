@@ -47,6 +47,8 @@ TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-replay/%)
 
 # The dependency check runs while make reads this file, before it builds
 # anything, so a missing header is reported before a compile error; its
@@ -100,7 +102,7 @@ $(BUILD)/tools/%: tests/tools/%.c
 
 unit: $(UNIT_BIN)
 
-test: all unit $(TOOL_BIN) $(BENCH_BIN) lint
+test: all unit $(TOOL_BIN) $(BENCH_BIN) $(FUZZ_REPLAY_BIN) lint
 	@ABISCOPE=$(CURDIR)/$(BUILD)/abiscope BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh
 
 asan:
@@ -118,7 +120,12 @@ test-asan: asan
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  EXTRA_LDFLAGS="-fsanitize=address,undefined" test
 
-FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+
+# Each fuzz target also links with a plain main() that replays files
+# (tests/fuzz/replay.sh runs the seeds and regressions in make test).
+$(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(BUILD)/libabiscope.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay_main.c $(BUILD)/libabiscope.a $(LDLIBS)
 FUZZ_CC  ?= clang
 FUZZ_SECONDS ?= 30
 

@@ -57,6 +57,7 @@ for t in "$here"/e2e/*.sh; do
 	[ "$(basename "$t")" = lib.sh ] && continue
 	run_suite "e2e/$(basename "$t" .sh)" sh "$t"
 done
+run_suite "fuzz/replay" sh "$here/fuzz/replay.sh"
 for t in "$here"/*/test_*.py; do
 	[ -f "$t" ] || continue
 	run_suite "$(basename "$(dirname "$t")")/$(basename "$t" .py)" python3 "$t"

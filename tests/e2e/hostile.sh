@@ -164,4 +164,36 @@ $ABISCOPE check "$FX/notsnap/file.txt" >"$FX/notsnap/out.txt" 2>&1
 expect_eq "$?" 3 "check FILE.txt: exit 3"
 expect_contains "$(cat "$FX/notsnap/out.txt")" "no environment here" "check FILE.txt: no environment here"
 
+# ---- 11. why of a file it may not read: unreadable, exit 3
+mkdir -p "$FX/perm"
+cp "$FX/esc/m.so" "$FX/perm/locked.so"
+chmod 000 "$FX/perm/locked.so"
+# root reads anything: drop the capabilities that let it (as a user would be)
+asuser=
+if [ "$(id -u)" = 0 ]; then
+	if command -v setpriv >/dev/null && setpriv --bounding-set -dac_override,-dac_read_search --inh-caps -all true 2>/dev/null; then
+		asuser="setpriv --bounding-set -dac_override,-dac_read_search --inh-caps -all"
+	else
+		asuser=skip
+	fi
+fi
+if [ "$asuser" = skip ]; then
+	pass "why of a permission-denied file # SKIP root without setpriv"
+else
+	$asuser $ABISCOPE why "$FX/perm/locked.so" >"$FX/perm/out.txt" 2>&1
+	expect_eq "$?" 3 "why of a permission-denied file: exit 3"
+	expect_contains "$(cat "$FX/perm/out.txt")" "cannot read $FX/perm/locked.so: Permission denied" "why of a permission-denied file: unreadable, and why"
+	expect_not_contains "$(cat "$FX/perm/out.txt")" "does not exist" "why of a permission-denied file: not 'does not exist'"
+fi
+
+# ---- 16. check of nothing: an empty folder, a plain file, /proc/self (UBSan-clean)
+mkdir -p "$FX/empty"
+$ABISCOPE check "$FX/empty" >"$FX/empty.txt" 2>&1
+expect_eq "$?" 0 "check of an empty folder: exit 0 (nothing to fail)"
+expect_contains "$(cat "$FX/empty.txt")" "0 of 0 extension modules" "check of an empty folder: says there is nothing"
+$ABISCOPE check /proc/self >"$FX/empty.txt" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]
+expect_eq "$?" 0 "check /proc/self: exit 0 or 3, no crash (got $rc)"
+
 finish
