@@ -11,6 +11,9 @@
 
 struct fleet_cli {
 	struct ptrvec paths;
+	struct ptrvec expect;	/* const char *: host names that should have a snapshot */
+	struct ptrvec empty;	/* const char *: folders given that hold no snapshot */
+	size_t nargs;		/* files and folders given */
 	bool json, verbose;
 	enum color_mode color;
 };
@@ -47,19 +50,49 @@ static void add_path(struct arena *a, struct ptrvec *out, const char *p)
 	ptrvec_push(a, out, (void *)p);
 }
 
+/* Adds each name of a comma- or space-separated list, once. */
+static void add_expected(struct arena *a, struct ptrvec *out, const char *list)
+{
+	const char *sep = ", \t\n";
+	for (const char *p = list; *p;) {
+		p += strspn(p, sep);
+		size_t n = strcspn(p, sep);
+		if (!n)
+			break;
+		char *name = arena_strndup(a, p, n);
+		bool seen = false;
+		for (size_t i = 0; i < out->n && !seen; i++)
+			seen = str_eq(out->item[i], name);
+		if (!seen)
+			ptrvec_push(a, out, name);
+		p += n;
+	}
+}
+
 static int parse(struct arena *ar, int argc, char **argv, struct fleet_cli *o)
 {
 	struct args a;
 	enum arg_kind k;
+	bool err = false;
+	const char *v;
 	args_init(&a, argc, argv, "fleet");
-	while ((k = args_next(&a)) == ARG_OPERAND)
-		add_path(ar, &o->paths, a.value);
+	while ((k = args_next(&a)) == ARG_OPTION || k == ARG_OPERAND) {
+		if (k == ARG_OPERAND) {
+			size_t before = o->paths.n;
+			add_path(ar, &o->paths, a.value);
+			if (o->paths.n == before)
+				ptrvec_push(ar, &o->empty, (void *)a.value);
+			o->nargs++;
+		} else if (arg_value(&a, "--expect", &v, &err)) {
+			add_expected(ar, &o->expect, v);
+		}
+	}
 	if (k != ARG_END)
 		return args_status(k);
 	o->json = a.common.json;
 	o->verbose = a.common.verbose;
 	o->color = a.common.color;
-	if (!o->paths.n)
+	if (!o->nargs)
 		return usage_error("fleet", "give snapshot files or folders of them (see --help)");
 	return 0;
 }
@@ -67,6 +100,20 @@ static int parse(struct arena *ar, int argc, char **argv, struct fleet_cli *o)
 static const char *host_name(const struct fleet_host *h)
 {
 	return one_line(h->sum.label ? h->sum.label : path_basename(h->path));
+}
+
+/* The expected hosts no snapshot names, sorted. */
+static void find_missing(struct arena *a, const struct fleet *f, const struct ptrvec *expect, struct ptrvec *missing)
+{
+	for (size_t i = 0; i < expect->n; i++) {
+		bool found = false;
+		for (size_t k = 0; k < f->nhost && !found; k++)
+			found = str_eq(host_name(&f->host[k]), expect->item[i]);
+		if (!found)
+			ptrvec_push(a, missing, expect->item[i]);
+	}
+	if (missing->n > 1)
+		sort_items(missing->item, missing->n, sizeof(void *), cmp_str);
 }
 
 static void describe_text(const struct term *t, const struct snap_summary *s)
@@ -122,7 +169,13 @@ int cmd_fleet(int argc, char **argv)
 		f.nhost++;
 	}
 	fleet_group(&s.arena, &f);
-	int code = unreadable.n ? EXIT_UNREADABLE : f.ncls > 1 ? EXIT_FAILS : EXIT_OK;
+	struct ptrvec missing;
+	memset(&missing, 0, sizeof missing);
+	find_missing(&s.arena, &f, &o.expect, &missing);
+	/* nothing to group and nothing expected is not "every host alike" */
+	int code = unreadable.n || (!f.nhost && !missing.n) ? EXIT_UNREADABLE
+		   : f.ncls > 1 || missing.n			 ? EXIT_FAILS
+							 : EXIT_OK;
 	if (o.json) {
 		struct jw w;
 		jw_init(&w, stdout);
@@ -153,6 +206,16 @@ int cmd_fleet(int argc, char **argv)
 			jw_arr_end(&w);
 			jw_obj_end(&w);
 		}
+		jw_arr_end(&w);
+		jw_key(&w, "missing");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < missing.n; i++)
+			jw_str(&w, missing.item[i]);
+		jw_arr_end(&w);
+		jw_key(&w, "empty_folders");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < o.empty.n; i++)
+			jw_str(&w, o.empty.item[i]);
 		jw_arr_end(&w);
 		jw_key(&w, "unreadable");
 		jw_arr_begin(&w);
@@ -187,12 +250,22 @@ int cmd_fleet(int argc, char **argv)
 			if (!c->diffs.n)
 				fprintf(t.out, "  (differs only in what the summary does not name)\n");
 		}
+		if (missing.n) {
+			fprintf(t.out, "\n%s%smissing%s (%zu of %zu expected host%s, no snapshot): ", c_bold(&t), c_red(&t),
+				c_reset(&t), missing.n, o.expect.n, o.expect.n == 1 ? "" : "s");
+			for (size_t i = 0; i < missing.n; i++)
+				fprintf(t.out, "%s%s", i ? ", " : "", (const char *)missing.item[i]);
+			fputc('\n', t.out);
+		}
+		for (size_t i = 0; i < o.empty.n; i++)
+			fprintf(stderr, "abiscope fleet: %s: no snapshot (*.json, *.json.gz) in this folder\n",
+				(const char *)o.empty.item[i]);
 		for (size_t i = 0; i < unreadable.n; i++)
 			fprintf(stderr, "abiscope fleet: %s\n", (const char *)unreadable.item[i]);
 		if (f.ncls > 1)
 			fprintf(t.out, "\n%zu of %zu hosts differ from the baseline\n", f.nhost - f.cls[0].n, f.nhost);
 		else if (f.nhost)
-			fprintf(t.out, "\nevery host is alike\n");
+			fprintf(t.out, "\nevery host %sis alike\n", missing.n ? "with a snapshot " : "");
 	}
 	scan_release(&s);
 	return code;

@@ -98,6 +98,12 @@ static const struct cli_option snapshot_options[] = {
 	END_OPTIONS,
 };
 
+static const struct cli_option fleet_options[] = {
+	{ "--expect", NULL, "NAMES", OPT_REPEAT, NULL, "the hosts that should have a snapshot (comma- or "
+	  "space-separated): those without one are named, and the exit status is 1" },
+	END_OPTIONS,
+};
+
 static const struct cli_option help_options[] = {
 	{ "--man", NULL, NULL, 0, NULL, "print the man page (roff) of COMMAND, or abiscope(1) without one" },
 	{ "--synopsis", NULL, NULL, 0, NULL, "print the synopsis of COMMAND, as the README shows it" },
@@ -250,11 +256,11 @@ const struct cli_command cli_commands[] = {
 			"largest group is the baseline; every other group is listed with what\n"
 			"differs, imports that fail first.  docs/snapshot.md shows how to collect\n"
 			"snapshots with srun, pdsh, Ansible or a Kubernetes DaemonSet.",
-		.options = no_options,
+		.options = fleet_options,
 		.common = COMMON_JSON | COMMON_COLOR | COMMON_VERBOSE,
 		.verbose_help = "list every host of every group",
-		.exit_status = "0 every host alike, 1 some hosts differ, 2 usage error, 3 a snapshot could not be read (the others "
-			"are still grouped)",
+		.exit_status = "0 every host alike, 1 some hosts differ or an expected host has no snapshot, 2 usage error, 3 a "
+			"snapshot could not be read (the others are still grouped) or there was none and no host was expected",
 	},
 	{
 		.name = "snapshot",

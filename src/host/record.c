@@ -487,24 +487,26 @@ static void copy_facts(struct builder *b, const struct ldso_facts *f)
 	snap->nnotes = f->notes.n;
 }
 
+/* The running system's name is the kernel's (what `hostname` prints):
+ * /etc/hostname is only what the image was given, and nodes cloned from
+ * one image, or renamed at boot, all carry the same one.  Under --root
+ * there is no running system to ask. */
 static const char *hostname_of(struct scan *s)
 {
+	struct utsname u;
+	if (!fs_is_rooted(&s->fs) && uname(&u) == 0 && u.nodename[0])
+		return arena_strdup(&s->arena, u.nodename);
 	char *text = NULL;
 	size_t len = 0;
 	struct diag d;
 	diag_clear(&d);
-	if (fs_read_small(&s->fs, "/etc/hostname", 256, &text, &len, &d) == ST_OK) {
-		while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
-			len--;
-		const char *h = len ? arena_strndup(&s->arena, text, len) : NULL;
-		free(text);
-		if (h)
-			return h;
-	}
-	struct utsname u;
-	if (!fs_is_rooted(&s->fs) && uname(&u) == 0)
-		return arena_strdup(&s->arena, u.nodename);
-	return NULL;
+	if (fs_read_small(&s->fs, "/etc/hostname", 256, &text, &len, &d) != ST_OK)
+		return NULL;
+	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	const char *h = len ? arena_strndup(&s->arena, text, len) : NULL;
+	free(text);
+	return h;
 }
 
 /* The top-level package of a path under one of the site directories, or "". */
