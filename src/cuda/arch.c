@@ -89,6 +89,17 @@ unsigned cuda_ptx_isa_release(unsigned major, unsigned minor)
 	return 0;
 }
 
+unsigned cuda_ptx_isa_beyond(unsigned major, unsigned minor)
+{
+	const struct ptx_row *newest = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(ptx_table); i++)
+		if (!newest || ptx_table[i].major * 100u + ptx_table[i].minor > newest->major * 100u + newest->minor)
+			newest = &ptx_table[i];
+	if (!newest || major * 100u + minor <= newest->major * 100u + newest->minor)
+		return 0;
+	return newest->cuda;
+}
+
 /* ---- drivers ---- */
 
 bool cuda_parse_driver_version(const char *s, struct driver_version *out)

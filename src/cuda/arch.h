@@ -29,6 +29,10 @@ bool cuda_ptx_jits_for(unsigned sm, char variant, unsigned cc);
 
 /* The CUDA release that introduced PTX ISA major.minor; 0 when unknown. */
 unsigned cuda_ptx_isa_release(unsigned major, unsigned minor);
+/* For an ISA newer than every row of the table (a toolkit newer than this
+ * build of abiscope): the newest release the table knows, which is then too
+ * old for it; 0 for an ISA in or below the table. */
+unsigned cuda_ptx_isa_beyond(unsigned major, unsigned minor);
 
 /* A driver version as the kernel module prints it: 580.65.06. */
 struct driver_version {

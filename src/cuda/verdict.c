@@ -444,6 +444,11 @@ static int add_ptx_only(struct cuda_ctx *c, const struct cuda_code *k, const str
 		finding_line(fl, f, "the PTX is ISA %u.%u, from CUDA %s: the driver must support CUDA %s%s%s",
 			     cv->isa_lo_major, cv->isa_lo_minor, release_str(a, rel), release_str(a, rel),
 			     have_dv ? ", driver >= " : "", have_dv ? driver_str(a, &dv) : "");
+	else if (cuda_ptx_isa_beyond(cv->isa_lo_major, cv->isa_lo_minor))
+		finding_line(fl, f, "the PTX is ISA %u.%u, newer than CUDA %s (the newest abiscope knows): the driver must "
+				    "support a newer CUDA",
+			     cv->isa_lo_major, cv->isa_lo_minor,
+			     release_str(a, cuda_ptx_isa_beyond(cv->isa_lo_major, cv->isa_lo_minor)));
 	finding_fix(fl, f, "install a build with sm_%u cubins to skip the JIT, or keep the driver at least as new "
 			   "as the toolkit that built it", g->cc);
 	return f->index;
@@ -455,19 +460,21 @@ static void add_driver_too_old_ptx(struct cuda_ctx *c, const struct cuda_code *k
 	struct findings *fl = &c->s->findings;
 	struct arena *a = fl->arena;
 	unsigned rel = cuda_ptx_isa_release(cv->isa_lo_major, cv->isa_lo_minor);
+	unsigned beyond = rel ? 0 : cuda_ptx_isa_beyond(cv->isa_lo_major, cv->isa_lo_minor);
+	const char *needs = beyond ? arena_printf(a, "newer than %s", release_str(a, beyond)) : release_str(a, rel);
 	struct finding *f = finding_add(fl, "driver-too-old", SEV_ERROR, k->obj->path);
 	gpu_fields(a, f->fields, g);
 	val_set_str(a, f->fields, "reason", "ptx-isa");
 	val_set(a, f->fields, "ptx_isa", val_str(a, arena_printf(a, "%u.%u", cv->isa_lo_major, cv->isa_lo_minor)));
-	val_set_str(a, f->fields, "needs_cuda", release_str(a, rel));
+	val_set_str(a, f->fields, "needs_cuda", needs);
 	val_set(a, f->fields, "driver", c->host.driver_version_known ? val_str(a, driver_str(a, &c->host.driver)) : val_null(a));
 	val_set_str(a, f->fields, "driver_cuda", release_str(a, c->host.driver_cuda));
 	struct driver_version dv;
-	bool have_dv = cuda_driver_for_release(rel, &dv);
+	bool have_dv = rel && cuda_driver_for_release(rel, &dv);
 	val_set(a, f->fields, "min_driver", have_dv ? val_str(a, driver_str(a, &dv)) : val_null(a));
 	f->caused_by = cause;
 	finding_title(fl, f, "the driver cannot JIT-compile the PTX of %s: PTX ISA %u.%u needs CUDA %s, the driver has %s",
-		      path_basename(k->obj->path), cv->isa_lo_major, cv->isa_lo_minor, release_str(a, rel),
+		      path_basename(k->obj->path), cv->isa_lo_major, cv->isa_lo_minor, needs,
 		      release_str(a, c->host.driver_cuda));
 	finding_line(fl, f, "driver: %s, from %s", host_driver_str(a, &c->host), c->host.driver_source);
 	finding_line(fl, f, "the first launch fails with \"the provided PTX was compiled with an unsupported toolchain\" "
@@ -586,7 +593,10 @@ void cuda_judge_object(struct cuda_ctx *c, struct object *o)
 		if (cv.ptx_only) {
 			int idx = add_ptx_only(c, k, g, &cv, cv.cubin_ok == 0);
 			unsigned rel = cuda_ptx_isa_release(cv.isa_lo_major, cv.isa_lo_minor);
-			if (c->host.driver_known && c->host.driver_cuda && rel && c->host.driver_cuda < rel)
+			/* an ISA past the table is newer than every release it names */
+			unsigned beyond = rel ? 0 : cuda_ptx_isa_beyond(cv.isa_lo_major, cv.isa_lo_minor);
+			bool too_old = rel ? c->host.driver_cuda < rel : beyond && c->host.driver_cuda <= beyond;
+			if (c->host.driver_known && c->host.driver_cuda && too_old)
 				add_driver_too_old_ptx(c, k, g, &cv, idx);
 		}
 	}

@@ -160,6 +160,43 @@ def verdict_cases():
     t.ok(not findings(j, "driver-too-old"), "a 580 driver runs libcudart.so.13", findings(j))
 
 
+def future_ptx_fatbin():
+    """A fatbin whose PTX says ISA 9.9, newer than any CUDA release: nvcc's
+    compute_90 PTX with its .version raised, wrapped by the toolkit's
+    fatbinary.  None (and why) when the toolkit cannot make it."""
+    fatbinary = os.path.join(os.path.dirname(fx.NVCC), "fatbinary")
+    ptx = os.path.join(fx.WORK, "future.ptx")
+    out = os.path.join(fx.WORK, "future.fatbin")
+    p = subprocess.run([fx.NVCC, "-ptx", "-arch=compute_90", "-o", ptx, os.path.join(fx.WORK, "k.cu")],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, p.stderr[-300:]
+    text = open(ptx).read()
+    if ".version 9.0" not in text:
+        return None, "nvcc's PTX is not ISA 9.0"
+    with open(ptx, "w") as f:
+        f.write(text.replace(".version 9.0", ".version 9.9", 1))
+    p = subprocess.run([fatbinary, "--create=" + out, "--image3=kind=ptx,sm=90,file=" + ptx],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, p.stderr[-300:]
+    return out, None
+
+
+def future_ptx_cases():
+    fut, why = future_ptx_fatbin()
+    if not fut:
+        t.skip("driver-too-old: PTX ISA newer than every release", why)
+        return
+    rc, j = cuda_json("--gpu", "H100", "--driver", "580.65.06", fut)
+    f = findings(j, "driver-too-old")
+    t.ok(rc == 1 and f and f[0]["reason"] == "ptx-isa" and f[0]["ptx_isa"] == "9.9" and
+         f[0]["needs_cuda"].startswith("newer than ") and f[0]["min_driver"] is None,
+         "driver-too-old: PTX ISA 9.9 (newer than every release known) on a 580 driver", j)
+    rc, j = cuda_json("--gpu", "H100", fut)
+    t.ok(not findings(j, "driver-too-old"), "PTX ISA 9.9 with no driver known: no driver verdict", findings(j))
+
+
 def variant_cases():
     site = os.path.join(fx.WORK, "site")
     want = {"sm_90": ("sm90", True), "sm_100": ("sm100", True), "sm_103": ("sm100", False),
@@ -314,6 +351,7 @@ def main():
     else:
         listing_cases()
         verdict_cases()
+        future_ptx_cases()
         variant_cases()
         why_cases()
         check_cases()
