@@ -62,6 +62,8 @@ for t in "$here"/*/test_*.py; do
 	[ -f "$t" ] || continue
 	run_suite "$(basename "$(dirname "$t")")/$(basename "$t" .py)" python3 "$t"
 done
+# the GPU device check, without a GPU: builds its kernels and runs what needs none
+run_suite "device/dry-run" sh "$here/device/run.sh" --dry-run "$BUILD/device"
 run_suite "diff/fixtures" python3 "$here/diff/differential.py" fixtures
 run_suite "diff/host-oracle" python3 "$here/diff/host_oracle.py"
 run_suite "diff/snapshot-agreement" python3 "$here/diff/snapshot_agreement.py" \
