@@ -299,7 +299,7 @@ size_t cxx_mangled_prefix(const struct cxx_sig *s, size_t nparts, char *out, siz
 
 const char *cxx_export_version(const struct object *o, const struct cxx_export *e)
 {
-	if (!(e->versym & 0x7fff) || (e->versym & 0x7fff) == 1 || o->kind != OBJ_ELF)
+	if (!(e->versym & VERSYM_INDEX_) || (e->versym & VERSYM_INDEX_) == 1 || o->kind != OBJ_ELF)
 		return NULL;
 	const struct elf_verdef *v = elf_verdef_by_index(&o->elf, e->versym);
 	return v ? v->name : NULL;

@@ -123,9 +123,9 @@ static void exact_in(struct work *w, const struct nm_object *o)
 				continue;
 			versym = e->versym;
 		}
-		const struct elf_verdef *vd = (versym & 0x7fff) > 1 ? elf_verdef_by_index(&ob->elf, versym) : NULL;
+		const struct elf_verdef *vd = (versym & VERSYM_INDEX_) > 1 ? elf_verdef_by_index(&ob->elf, versym) : NULL;
 		const char *ver = vd ? vd->name : NULL;
-		bool hidden = versym & 0x8000;
+		bool hidden = versym & VERSYM_HIDDEN_;
 		bool fits = r->version ? (ver && str_eq(ver, r->version)) || (!ver && !ob->elf.nverdef)
 				       : !hidden;
 		struct cxx_diff same = { CXX_REL_SAME, NULL, 0, 0 };

@@ -1,19 +1,6 @@
 #include "elf/elf.h"
 #include "core/hashmap.h"
 
-/* Dynamic tags (gABI and GNU extensions). */
-enum {
-	DT_NULL = 0, DT_NEEDED = 1, DT_PLTRELSZ = 2, DT_HASH = 4, DT_STRTAB = 5,
-	DT_SYMTAB = 6, DT_RELA = 7, DT_RELASZ = 8, DT_RELAENT = 9, DT_STRSZ = 10,
-	DT_SYMENT = 11, DT_SONAME = 14, DT_RPATH = 15, DT_SYMBOLIC = 16, DT_REL = 17,
-	DT_RELSZ = 18, DT_RELENT = 19, DT_PLTREL = 20, DT_TEXTREL = 22, DT_JMPREL = 23,
-	DT_BIND_NOW = 24, DT_RUNPATH = 29, DT_FLAGS = 30, DT_RELRSZ = 35, DT_RELR = 36,
-	DT_GNU_HASH = 0x6ffffef5, DT_VERSYM = 0x6ffffff0, DT_RELACOUNT = 0x6ffffff9,
-	DT_RELCOUNT = 0x6ffffffa, DT_FLAGS_1 = 0x6ffffffb, DT_VERDEF = 0x6ffffffc,
-	DT_VERDEFNUM = 0x6ffffffd, DT_VERNEED = 0x6ffffffe, DT_VERNEEDNUM = 0x6fffffff,
-	DT_AUXILIARY = 0x7ffffffd, DT_FILTER = 0x7fffffff,
-};
-
 /* Limits on input-driven counts: far above anything real, far below harm. */
 #define MAX_DYN_ENTRIES (1u << 20)
 #define MAX_VERSIONS 65535u
@@ -325,46 +312,46 @@ static void read_dynamic_entries(struct arena *a, struct elf_file *ef, struct by
 		bytes_word(&dyn, i * entsz + entsz / 2, ef->is64, &val);
 		if (!ef->is64)
 			tag = (uint64_t)(int64_t)(int32_t)tag;
-		if (tag == DT_NULL)
+		if (tag == DT_NULL_)
 			break;
 		/* As in glibc's get-dynamic-info, a repeated tag: the last wins. */
 		switch (tag) {
-		case DT_NEEDED: push_u64(a, &r->needed, &r->nneeded, val); break;
-		case DT_FILTER: push_u64(a, &r->filter, &r->nfilter, val); break;
-		case DT_AUXILIARY: push_u64(a, &r->aux, &r->naux, val); break;
-		case DT_STRTAB: r->strtab = val; r->has_strtab = true; break;
-		case DT_STRSZ: r->strsz = val; break;
-		case DT_SYMTAB: r->symtab = val; r->has_symtab = true; break;
-		case DT_SYMENT: r->syment = val; break;
-		case DT_HASH: r->hash = val; r->has_hash = true; break;
-		case DT_GNU_HASH: r->gnu_hash = val; r->has_gnu_hash = true; break;
-		case DT_VERSYM: r->versym = val; r->has_versym = true; break;
-		case DT_VERDEF: r->verdef = val; r->has_verdef = true; break;
-		case DT_VERDEFNUM: r->verdefnum = val; break;
-		case DT_VERNEED: r->verneed = val; r->has_verneed = true; break;
-		case DT_VERNEEDNUM: r->verneednum = val; break;
-		case DT_SONAME: r->soname = val; r->has_soname = true; break;
-		case DT_RPATH: r->rpath = val; r->has_rpath = true; break;
-		case DT_RUNPATH: r->runpath = val; r->has_runpath = true; break;
-		case DT_FLAGS: ef->dt_flags = val; break;
-		case DT_FLAGS_1: ef->dt_flags_1 = val; break;
-		case DT_BIND_NOW: ef->dt_bind_now = true; break;
-		case DT_TEXTREL: ef->dt_textrel = true; break;
-		case DT_SYMBOLIC: ef->dt_symbolic = true; break;
+		case DT_NEEDED_: push_u64(a, &r->needed, &r->nneeded, val); break;
+		case DT_FILTER_: push_u64(a, &r->filter, &r->nfilter, val); break;
+		case DT_AUXILIARY_: push_u64(a, &r->aux, &r->naux, val); break;
+		case DT_STRTAB_: r->strtab = val; r->has_strtab = true; break;
+		case DT_STRSZ_: r->strsz = val; break;
+		case DT_SYMTAB_: r->symtab = val; r->has_symtab = true; break;
+		case DT_SYMENT_: r->syment = val; break;
+		case DT_HASH_: r->hash = val; r->has_hash = true; break;
+		case DT_GNU_HASH_: r->gnu_hash = val; r->has_gnu_hash = true; break;
+		case DT_VERSYM_: r->versym = val; r->has_versym = true; break;
+		case DT_VERDEF_: r->verdef = val; r->has_verdef = true; break;
+		case DT_VERDEFNUM_: r->verdefnum = val; break;
+		case DT_VERNEED_: r->verneed = val; r->has_verneed = true; break;
+		case DT_VERNEEDNUM_: r->verneednum = val; break;
+		case DT_SONAME_: r->soname = val; r->has_soname = true; break;
+		case DT_RPATH_: r->rpath = val; r->has_rpath = true; break;
+		case DT_RUNPATH_: r->runpath = val; r->has_runpath = true; break;
+		case DT_FLAGS_: ef->dt_flags = val; break;
+		case DT_FLAGS_1_: ef->dt_flags_1 = val; break;
+		case DT_BIND_NOW_: ef->dt_bind_now = true; break;
+		case DT_TEXTREL_: ef->dt_textrel = true; break;
+		case DT_SYMBOLIC_: ef->dt_symbolic = true; break;
 		case DT_ABISCOPE_HASHED: ef->hashed_names = true; break;
 		case DT_ABISCOPE_PARTIAL: ef->exports_unknown = true; break;
-		case DT_REL: r->rel = val; r->has_rel = true; break;
-		case DT_RELSZ: r->relsz = val; break;
-		case DT_RELENT: r->relent = val; break;
-		case DT_RELA: r->rela = val; r->has_rela = true; break;
-		case DT_RELASZ: r->relasz = val; break;
-		case DT_RELAENT: r->relaent = val; break;
-		case DT_JMPREL: r->jmprel = val; r->has_jmprel = true; break;
-		case DT_PLTRELSZ: r->pltrelsz = val; break;
-		case DT_PLTREL: r->pltrel = val; r->has_pltrel = true; break;
-		case DT_RELCOUNT: r->relcount = val; break;
-		case DT_RELACOUNT: r->relacount = val; break;
-		case DT_RELR: r->relr = val; break;
+		case DT_REL_: r->rel = val; r->has_rel = true; break;
+		case DT_RELSZ_: r->relsz = val; break;
+		case DT_RELENT_: r->relent = val; break;
+		case DT_RELA_: r->rela = val; r->has_rela = true; break;
+		case DT_RELASZ_: r->relasz = val; break;
+		case DT_RELAENT_: r->relaent = val; break;
+		case DT_JMPREL_: r->jmprel = val; r->has_jmprel = true; break;
+		case DT_PLTRELSZ_: r->pltrelsz = val; break;
+		case DT_PLTREL_: r->pltrel = val; r->has_pltrel = true; break;
+		case DT_RELCOUNT_: r->relcount = val; break;
+		case DT_RELACOUNT_: r->relacount = val; break;
+		case DT_RELR_: r->relr = val; break;
 		default: break;
 		}
 	}
@@ -425,7 +412,7 @@ static void read_verdef(struct arena *a, struct elf_file *ef, const struct dyn_r
 			cap *= 2;
 		}
 		struct elf_verdef *v = &ef->verdef[ef->nverdef++];
-		v->ndx = ndx & 0x7fff;
+		v->ndx = ndx & VERSYM_INDEX_;
 		v->flags = flags;
 		v->hash = hash;
 		v->name = name ? name : "";
@@ -485,8 +472,8 @@ static void read_verneed(struct arena *a, struct elf_file *ef, const struct dyn_
 			x->flags = flags;
 			x->other = other;
 			x->name = nm ? nm : "";
-			if ((other & 0x7fff) > ef->version_index_max)
-				ef->version_index_max = other & 0x7fff;
+			if ((other & VERSYM_INDEX_) > ef->version_index_max)
+				ef->version_index_max = other & VERSYM_INDEX_;
 			budget--;
 			if (anext == 0)
 				break;
@@ -500,7 +487,7 @@ static void read_verneed(struct arena *a, struct elf_file *ef, const struct dyn_
 
 const struct elf_verdef *elf_verdef_by_index(const struct elf_file *ef, uint16_t ndx)
 {
-	ndx &= 0x7fff;
+	ndx &= VERSYM_INDEX_;
 	for (size_t i = 0; i < ef->nverdef; i++)
 		if (ef->verdef[i].ndx == ndx)
 			return &ef->verdef[i];
@@ -510,10 +497,10 @@ const struct elf_verdef *elf_verdef_by_index(const struct elf_file *ef, uint16_t
 const struct elf_vernaux *elf_vernaux_by_index(const struct elf_file *ef, uint16_t ndx,
 					       const char **file)
 {
-	ndx &= 0x7fff;
+	ndx &= VERSYM_INDEX_;
 	for (size_t i = 0; i < ef->nverneed; i++)
 		for (size_t k = 0; k < ef->verneed[i].naux; k++)
-			if ((ef->verneed[i].aux[k].other & 0x7fff) == ndx) {
+			if ((ef->verneed[i].aux[k].other & VERSYM_INDEX_) == ndx) {
 				if (file)
 					*file = ef->verneed[i].file;
 				return &ef->verneed[i].aux[k];
@@ -531,13 +518,13 @@ size_t elf_version_slots(struct arena *a, const struct elf_file *ef, struct elf_
 	for (size_t i = 0; i < ef->nverneed; i++)
 		for (size_t k = 0; k < ef->verneed[i].naux; k++) {
 			const struct elf_vernaux *x = &ef->verneed[i].aux[k];
-			uint16_t ndx = x->other & 0x7fff;
+			uint16_t ndx = x->other & VERSYM_INDEX_;
 			if (ndx > high)
 				continue;
 			v[ndx].hash = x->hash;
 			v[ndx].name = x->name;
 			v[ndx].file = ef->verneed[i].file;
-			v[ndx].hidden = (x->other & 0x8000) != 0;
+			v[ndx].hidden = (x->other & VERSYM_HIDDEN_) != 0;
 		}
 	for (size_t i = 0; i < ef->nverdef; i++) {
 		const struct elf_verdef *d = &ef->verdef[i];
@@ -792,7 +779,7 @@ static void read_relocations(struct elf_file *ef, const struct dyn_raw *r)
 	if (r->has_rela)
 		read_reltab(ef, r->rela, r->relasz, true, &ef->rela);
 	if (r->has_jmprel && r->has_pltrel) {
-		ef->jmprel_is_rela = r->pltrel == DT_RELA;
+		ef->jmprel_is_rela = r->pltrel == DT_RELA_;
 		read_reltab(ef, r->jmprel, r->pltrelsz, ef->jmprel_is_rela, &ef->jmprel);
 	}
 	ef->relcount = r->relcount;
@@ -848,7 +835,7 @@ static void read_dynamic(struct arena *a, struct elf_file *ef)
 		ef->soname = dynstr_at(ef, r.soname);
 	if (r.has_runpath)
 		ef->runpath = dynstr_at(ef, r.runpath);
-	/* glibc ignores DT_RPATH when DT_RUNPATH is present (get-dynamic-info.h). */
+	/* glibc ignores DT_RPATH_ when DT_RUNPATH_ is present (get-dynamic-info.h). */
 	if (r.has_rpath)
 		ef->rpath = dynstr_at(ef, r.rpath);
 	read_gnu_hash(ef, &r);

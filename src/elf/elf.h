@@ -43,6 +43,22 @@ enum {
 	DF_ORIGIN_ = 1, DF_SYMBOLIC_ = 2, DF_TEXTREL_ = 4, DF_BIND_NOW_ = 8, DF_STATIC_TLS_ = 0x10,
 	DF_1_NOW_ = 1, DF_1_GLOBAL_ = 2, DF_1_NODELETE_ = 8, DF_1_NOOPEN_ = 0x40,
 	DF_1_ORIGIN_ = 0x80, DF_1_NODEFLIB_ = 0x800, DF_1_PIE_ = 0x08000000,
+	/* a DT_VERSYM entry: the version index and the hidden bit */
+	VERSYM_INDEX_ = 0x7fff, VERSYM_HIDDEN_ = 0x8000,
+};
+
+/* Dynamic tags (gABI and GNU extensions): the one list, for the reader
+ * (elf.c) and the snapshot's ELF synthesis (host/synth.c). */
+enum {
+	DT_NULL_ = 0, DT_NEEDED_ = 1, DT_PLTRELSZ_ = 2, DT_HASH_ = 4, DT_STRTAB_ = 5,
+	DT_SYMTAB_ = 6, DT_RELA_ = 7, DT_RELASZ_ = 8, DT_RELAENT_ = 9, DT_STRSZ_ = 10,
+	DT_SYMENT_ = 11, DT_SONAME_ = 14, DT_RPATH_ = 15, DT_SYMBOLIC_ = 16, DT_REL_ = 17,
+	DT_RELSZ_ = 18, DT_RELENT_ = 19, DT_PLTREL_ = 20, DT_TEXTREL_ = 22, DT_JMPREL_ = 23,
+	DT_BIND_NOW_ = 24, DT_RUNPATH_ = 29, DT_FLAGS_ = 30, DT_RELRSZ_ = 35, DT_RELR_ = 36,
+	DT_GNU_HASH_ = 0x6ffffef5, DT_VERSYM_ = 0x6ffffff0, DT_RELACOUNT_ = 0x6ffffff9,
+	DT_RELCOUNT_ = 0x6ffffffa, DT_FLAGS_1_ = 0x6ffffffb, DT_VERDEF_ = 0x6ffffffc,
+	DT_VERDEFNUM_ = 0x6ffffffd, DT_VERNEED_ = 0x6ffffffe, DT_VERNEEDNUM_ = 0x6fffffff,
+	DT_AUXILIARY_ = 0x7ffffffd, DT_FILTER_ = 0x7fffffff,
 };
 
 /* Marks an image synthesised from a snapshot (an OS-specific tag value). */

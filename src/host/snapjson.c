@@ -540,7 +540,7 @@ static struct snap_elf *parse_elf(struct reader *r, json_t *o, const char *where
 				bad(r, where, "a verdef entry is not a list");
 				break;
 			}
-			e->verdef[i].ndx = (uint16_t)item_int(r, it, 0, 0, 0x7fff, where);
+			e->verdef[i].ndx = (uint16_t)item_int(r, it, 0, 0, VERSYM_INDEX_, where);
 			e->verdef[i].flags = (uint16_t)item_int(r, it, 1, 0, 0xffff, where);
 			e->verdef[i].name = item_str(r, it, 2, where);
 		}

@@ -93,15 +93,6 @@ struct symbol {
 };
 
 enum { SHN_ABS_VALUE = 0xfff1, SECTION_INDEX = 1 };
-/* gABI d_tag values (elf.c keeps its own private list) */
-enum {
-	DT_NULL = 0, DT_NEEDED = 1, DT_PLTRELSZ = 2, DT_HASH = 4, DT_STRTAB = 5, DT_SYMTAB = 6,
-	DT_RELA = 7, DT_RELASZ = 8, DT_RELAENT = 9, DT_STRSZ = 10, DT_SYMENT = 11, DT_SONAME = 14,
-	DT_RPATH = 15, DT_PLTREL = 20, DT_JMPREL = 23, DT_BIND_NOW = 24, DT_RUNPATH = 29,
-	DT_FLAGS = 30, DT_VERSYM = 0x6ffffff0, DT_FLAGS_1 = 0x6ffffffb, DT_VERDEF = 0x6ffffffc,
-	DT_VERDEFNUM = 0x6ffffffd, DT_VERNEED = 0x6ffffffe, DT_VERNEEDNUM = 0x6fffffff,
-	DT_AUXILIARY = 0x7ffffffd, DT_FILTER = 0x7fffffff,
-};
 enum { PT_LOAD_V = 1, PT_DYNAMIC_V = 2, PT_INTERP_V = 3, PT_TLS_V = 7, PT_GNU_STACK_V = 0x6474e551 };
 
 /* The ELF hash of version names (vd_hash / vna_hash). */
@@ -324,53 +315,53 @@ enum status snapshot_synth_elf(struct arena *a, const struct snap_elf *e, const 
 	size_t dyn_at = o.len;
 #define DYN(tag, val) do { put(&o, (uint64_t)(tag), 8); put(&o, (uint64_t)(val), 8); } while (0)
 	for (size_t i = 0; i < e->nneeded; i++)
-		DYN(DT_NEEDED, needed[i]);
+		DYN(DT_NEEDED_, needed[i]);
 	for (size_t i = 0; i < e->nfilter; i++)
-		DYN(DT_FILTER, filter[i]);
+		DYN(DT_FILTER_, filter[i]);
 	for (size_t i = 0; i < e->nauxiliary; i++)
-		DYN(DT_AUXILIARY, auxiliary[i]);
+		DYN(DT_AUXILIARY_, auxiliary[i]);
 	if (e->soname)
-		DYN(DT_SONAME, soname);
+		DYN(DT_SONAME_, soname);
 	if (e->rpath)
-		DYN(DT_RPATH, rpath);
+		DYN(DT_RPATH_, rpath);
 	if (e->runpath)
-		DYN(DT_RUNPATH, runpath);
-	DYN(DT_HASH, hash_at);
-	DYN(DT_STRTAB, strtab_at);
-	DYN(DT_STRSZ, st.b.len);
-	DYN(DT_SYMTAB, symtab_at);
-	DYN(DT_SYMENT, 24);
+		DYN(DT_RUNPATH_, runpath);
+	DYN(DT_HASH_, hash_at);
+	DYN(DT_STRTAB_, strtab_at);
+	DYN(DT_STRSZ_, st.b.len);
+	DYN(DT_SYMTAB_, symtab_at);
+	DYN(DT_SYMENT_, 24);
 	if (versions)
-		DYN(DT_VERSYM, versym_at);
+		DYN(DT_VERSYM_, versym_at);
 	if (e->nverdef) {
-		DYN(DT_VERDEF, verdef_at);
-		DYN(DT_VERDEFNUM, e->nverdef);
+		DYN(DT_VERDEF_, verdef_at);
+		DYN(DT_VERDEFNUM_, e->nverdef);
 	}
 	if (e->nverneed) {
-		DYN(DT_VERNEED, verneed_at);
-		DYN(DT_VERNEEDNUM, e->nverneed);
+		DYN(DT_VERNEED_, verneed_at);
+		DYN(DT_VERNEEDNUM_, e->nverneed);
 	}
 	if (nrela) {
-		DYN(DT_RELA, rela_at);
-		DYN(DT_RELASZ, nrela * 24);
-		DYN(DT_RELAENT, 24);
+		DYN(DT_RELA_, rela_at);
+		DYN(DT_RELASZ_, nrela * 24);
+		DYN(DT_RELAENT_, 24);
 	}
 	if (njmprel) {
-		DYN(DT_JMPREL, jmprel_at);
-		DYN(DT_PLTRELSZ, njmprel * 24);
-		DYN(DT_PLTREL, DT_RELA);
+		DYN(DT_JMPREL_, jmprel_at);
+		DYN(DT_PLTRELSZ_, njmprel * 24);
+		DYN(DT_PLTREL_, DT_RELA_);
 	}
 	if (e->dt_flags)
-		DYN(DT_FLAGS, e->dt_flags);
+		DYN(DT_FLAGS_, e->dt_flags);
 	if (e->dt_flags_1)
-		DYN(DT_FLAGS_1, e->dt_flags_1);
+		DYN(DT_FLAGS_1_, e->dt_flags_1);
 	if (e->bind_now)
-		DYN(DT_BIND_NOW, 0);
+		DYN(DT_BIND_NOW_, 0);
 	if (!e->export_names)
 		DYN(DT_ABISCOPE_HASHED, 1);
 	if (e->partial)
 		DYN(DT_ABISCOPE_PARTIAL, 1);
-	DYN(DT_NULL, 0);
+	DYN(DT_NULL_, 0);
 #undef DYN
 	size_t dyn_len = o.len - dyn_at;
 	align_to(&o, 8);

@@ -54,24 +54,24 @@ static enum match check_match(const struct process *p, const struct lmap *m,
 			return MATCH;
 		}
 		uint16_t raw = sym->versym;
-		uint16_t ndx = raw & 0x7fff;
+		uint16_t ndx = raw & VERSYM_INDEX_;
 		static const struct elf_vslot none = { 0, NULL, NULL, false };
 		const struct elf_vslot *slot = ndx < nvs ? &vs[ndx] : &none;
 		bool exact = slot->hash == ver->hash && slot->name && str_eq(slot->name, ver->name);
 		if (exact)
 			return MATCH;
 		if (!ldso_glibc_at_least(&p->facts, 2, 42)) {
-			if (ver->hidden || slot->hash || (raw & 0x8000))
+			if (ver->hidden || slot->hash || (raw & VERSYM_HIDDEN_))
 				return NO_MATCH;
 			return MATCH;
 		}
-		if (!ver->hidden && (!slot->name || !slot->name[0]) && !(raw & 0x8000) &&
+		if (!ver->hidden && (!slot->name || !slot->name[0]) && !(raw & VERSYM_HIDDEN_) &&
 		    (*num_versions)++ == 0)
 			*versioned = idx;
 		return NO_MATCH;
 	}
-	if (verstab && (sym->versym & 0x7fff) >= 3) {
-		if (!(sym->versym & 0x8000) && (*num_versions)++ == 0)
+	if (verstab && (sym->versym & VERSYM_INDEX_) >= 3) {
+		if (!(sym->versym & VERSYM_HIDDEN_) && (*num_versions)++ == 0)
 			*versioned = idx;
 		return NO_MATCH;
 	}

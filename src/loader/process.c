@@ -542,7 +542,7 @@ static void ref_version(const struct elf_file *ef, const struct elf_vslot *vs, s
 	uint16_t raw;
 	if (!bytes_u16(&ef->versym, (uint64_t)symidx * 2, &raw))
 		return;
-	uint16_t ndx = raw & 0x7fff;
+	uint16_t ndx = raw & VERSYM_INDEX_;
 	if (ndx >= nvs || vs[ndx].hash == 0 || !vs[ndx].name)
 		return;
 	v->name = vs[ndx].name;
