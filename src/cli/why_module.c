@@ -9,9 +9,6 @@
 #include "pyenv/check.h"
 #include "cuda/verdict.h"
 
-/* compute capabilities a variant folder is picked on, for the report */
-static const unsigned known_cc[] = { 75, 80, 86, 89, 90, 100, 103, 110, 120, 121 };
-
 /* "sm_90" or "sm_75, sm_80, ... and without a GPU": where the package loads path's variant; NULL when none */
 static const char *picked_on(struct scan *s, const char *path)
 {
@@ -19,8 +16,11 @@ static const char *picked_on(struct scan *s, const char *path)
 	const char *pkg = cuda_variant_package(&s->arena, path, &variant);
 	if (!pkg)
 		return NULL;
+	/* every compute capability of a GPU abiscope knows (data/cuda/gpus.def) */
+	unsigned known_cc[CUDA_KNOWN_CC_MAX];
+	size_t nknown = cuda_known_ccs(known_cc, ARRAY_SIZE(known_cc));
 	const char *out = "";
-	for (size_t i = 0; i < ARRAY_SIZE(known_cc); i++) {
+	for (size_t i = 0; i < nknown; i++) {
 		const char *pick = cuda_variant_pick(s, pkg, known_cc[i]);
 		if (pick && str_eq(pick, variant))
 			out = arena_printf(&s->arena, "%s%ssm_%u", out, out[0] ? ", " : "", known_cc[i]);

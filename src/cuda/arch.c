@@ -293,6 +293,23 @@ const char *cuda_gpu_example(unsigned cc)
 	return NULL;
 }
 
+size_t cuda_known_ccs(unsigned *out, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(gpu_table); i++) {
+		unsigned cc = gpu_table[i].cc;
+		size_t k = 0;
+		while (k < n && out[k] < cc)
+			k++;
+		if ((k < n && out[k] == cc) || n == max)
+			continue;
+		memmove(out + k + 1, out + k, (n - k) * sizeof *out);
+		out[k] = cc;
+		n++;
+	}
+	return n;
+}
+
 unsigned cuda_soname_major(const char *soname)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(runtime_sonames); i++) {

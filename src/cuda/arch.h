@@ -67,6 +67,10 @@ bool cuda_arch_toolkits(unsigned sm, char variant, unsigned *first, unsigned *la
 bool cuda_parse_gpu_spec(const char *spec, unsigned *cc, const char **name);
 /* A product with this compute capability, for messages ("H100"), or NULL. */
 const char *cuda_gpu_example(unsigned cc);
+/* The distinct compute capabilities of data/cuda/gpus.def, ascending;
+ * returns how many were written (at most max). */
+#define CUDA_KNOWN_CC_MAX 64
+size_t cuda_known_ccs(unsigned *out, size_t max);
 
 /* The CUDA major a soname stands for (libcudart.so.13 -> 13), or 0. */
 unsigned cuda_soname_major(const char *soname);

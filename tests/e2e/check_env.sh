@@ -77,7 +77,7 @@ expect_contains "$out" "sgl_kernel.sm90.common_ops  would NOT import" "why MODUL
 expect_contains "$out" "(assuming torch is imported first" "why MODULE states the import context"
 expect_contains "$out" "the package loads this variant on: sm_90
 " "why MODULE: sm90/ is what the package loads on Hopper"
-expect_contains "$out" "loads this variant on: sm_75, sm_80, sm_86, sm_89, sm_100" "why MODULE: sm100/ on the other GPUs"
+expect_contains "$out" "loads this variant on: sm_70, sm_75, sm_80, sm_86, sm_87, sm_89, sm_100" "why MODULE: sm100/ on the other GPUs (every GPU of data/cuda/gpus.def)"
 VIRTUAL_ENV=$V $ABISCOPE why good_ops >/dev/null
 expect_eq "$?" 0 "why MODULE: exit 0 for a module that imports after torch"
 j=$(VIRTUAL_ENV=$V $ABISCOPE why --json torch._C)
