@@ -841,7 +841,7 @@ void why_findings(struct scan *s, const struct why_request *q, struct why_result
 		val_set_str(a, f->fields, "path", q->target);
 		val_set_str(a, f->fields, "reason", r->unreadable_reason);
 	}
-	struct conv c = { s, r, q, NULL, 0, false, NULL, NULL, NULL, false, 0 };
+	struct conv c = { .s = s, .r = r, .q = q };
 	for (size_t i = 0; i < r->proc.nstartup_fail; i++) {
 		const struct failure *fl = &r->proc.startup_fail[i];
 		if (fl->loads_anyway)

@@ -516,7 +516,7 @@ static void dfs_visit(struct sorter *s, struct lmap *m)
 static void sort_initfini(struct arena *a, struct lmap **maps, size_t n, const struct lmap *root,
 			  struct lmap **out)
 {
-	struct sorter s = { out, n, NULL, 0, 0, root, a };
+	struct sorter s = { .rpo = out, .head = n, .root = root, .a = a };
 	for (size_t i = n; i-- > 0;) {
 		dfs_visit(&s, maps[i]);
 		if (s.head == 0)

@@ -428,7 +428,8 @@ void search_library(struct process *p, struct lmap *loader, const char *name,
 		    struct search_result *r)
 {
 	memset(r, 0, sizeof *r);
-	struct search_state s = { p, loader, name, r, NULL, p->sim_errno, 0, false };
+	struct search_state s = { .p = p, .loader = loader, .name = name, .r = r,
+				  .cur_errno = p->sim_errno };
 	s.trace = arena_alloc(p->arena, sizeof *s.trace);
 	s.trace->name = arena_strdup(p->arena, name);
 	r->trace = s.trace;
