@@ -9,6 +9,7 @@
 #   make demo       builds the bundled demo environment and runs abiscope on it
 #   make bench      runs the benchmark script (see bench/README.md)
 #   make readme     regenerates README.md's generated blocks
+#   make wheel      builds dist/abiscope-VERSION-py3-none-manylinux_2_17_x86_64.whl
 #   make install    installs the binary, man pages and bash/zsh completion
 #                   under $(DESTDIR)$(PREFIX) (default /usr/local)
 #
@@ -17,6 +18,7 @@
 # when it can, or stops with the command to run.  DEPS=skip skips the check.
 
 CC      ?= cc
+LINK    ?= $(CC)
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man
@@ -29,7 +31,7 @@ CFLAGS_WARN = -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes -Wmissing-pro
 	-Wpointer-arith -Wwrite-strings -Wvla -Wformat=2 -Wno-format-nonliteral \
 	-Wimplicit-fallthrough -Wundef
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Isrc -g $(OPT) $(CFLAGS_WARN)
-LDLIBS_BASE = -lstdc++ -lpthread -ldl -lzip -ljansson -lz -lcrypto
+LDLIBS_BASE = -lstdc++ -lpthread -ldl -lzip -ljansson -lz
 CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS  += $(LDLIBS_BASE)
@@ -55,7 +57,7 @@ FUZZ_REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-replay/%)
 # stamp is redone when the list changes.
 DEPS_GOALS := $(if $(MAKECMDGOALS),$(MAKECMDGOALS),all)
 DEPS_KINDS := build $(if $(filter test test-asan,$(DEPS_GOALS)),test) \
-	$(if $(filter fuzz fuzz-run,$(DEPS_GOALS)),fuzz)
+	$(if $(filter fuzz fuzz-run,$(DEPS_GOALS)),fuzz) $(if $(filter wheel,$(DEPS_GOALS)),wheel)
 DEPS_STAMP := $(BUILD)/deps-$(subst $(eval) ,-,$(strip $(DEPS_KINDS))).ok
 ifneq ($(DEPS),skip)
 ifneq ($(filter-out clean lint uninstall,$(DEPS_GOALS)),)
@@ -69,7 +71,7 @@ endif
 endif
 endif
 
-.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools clean lint readme docs install uninstall
+.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools clean lint readme docs install uninstall wheel
 
 all: abiscope
 
@@ -77,7 +79,7 @@ abiscope: $(BUILD)/abiscope
 	@if [ "$(BUILD)" = "build" ]; then ln -sf $(BUILD)/abiscope abiscope; fi
 
 $(BUILD)/abiscope: $(CLI_OBJ) $(BUILD)/libabiscope.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libabiscope.a $(LDLIBS)
+	$(LINK) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libabiscope.a $(LDLIBS)
 
 # The library may not print or read the environment (src/core/banned.h).
 $(LIB_OBJ): CFLAGS += -DABISCOPE_LIBRARY
@@ -178,12 +180,16 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/abiscope $(DESTDIR)$(MANDIR)/man1/abiscope.1 \
 	  $(DESTDIR)$(MANDIR)/man1/abiscope-*.1 $(DESTDIR)$(BASHCOMPDIR)/abiscope $(DESTDIR)$(ZSHCOMPDIR)/_abiscope
 
+# The manylinux_2_17 wheel (mk/wheel.sh says how): dist/abiscope-*.whl
+wheel:
+	@sh mk/wheel.sh
+
 # README.md's generated blocks (the package list, the synopses)
 readme: abiscope
 	@ABISCOPE=$(CURDIR)/$(BUILD)/abiscope sh mk/readme.sh
 
 clean:
-	rm -rf build build-asan build-fuzz abiscope
+	rm -rf build build-asan build-fuzz abiscope dist
 
 # Objects that embed a data file with .incbin
 $(BUILD)/src/pyenv/providers.o: data/pyenv/providers.tsv

@@ -128,11 +128,12 @@ check() {
 }
 
 readme() {
-	for kind in build test fuzz; do
+	for kind in build test fuzz wheel; do
 		case $kind in
 		build) what="to build (\`make\`, \`make demo\`)" ;;
 		test) what="to test (\`make test\`), in addition" ;;
 		fuzz) what="for the fuzz targets (\`make fuzz\`)" ;;
+		wheel) what="for the wheel (\`make wheel\`; it also fetches zig from PyPI and Debian's sources)" ;;
 		esac
 		printf -- '* %s: %s\n' "$what" "$(entries $kind | awk '{ printf "%s`%s`", (NR > 1 ? ", " : ""), $1 }')"
 	done

@@ -68,6 +68,24 @@ static bool placed_by_wheel(const struct ptrvec *placed, const char *path)
 	return false;
 }
 
+/* "glibc  its binaries need glibc 2.14 (GLIBC_2.14, in x); manylinux promises 2.17" */
+static void print_glibc_floor(const struct term *t, const struct glibc_floor *f, int tag_major, int tag_minor,
+			      bool over)
+{
+	if (!f->nelf)
+		return;
+	fprintf(t->out, "%sglibc%s        ", c_bold(t), c_reset(t));
+	if (!f->major)
+		fprintf(t->out, "its %zu ELF file%s need no GLIBC_ version", f->nelf, f->nelf == 1 ? "" : "s");
+	else
+		fprintf(t->out, "%sits binaries need glibc %d.%d%s (%s, in %s)", over ? c_red(t) : "", f->major,
+			f->minor, over ? c_reset(t) : "", f->version, f->member);
+	if (tag_major)
+		fprintf(t->out, "; its manylinux tag promises %d.%d%s", tag_major, tag_minor,
+			over ? ": pip would install it on older systems, where it would not load" : "");
+	fputc('\n', t->out);
+}
+
 /* The target of pip's tag check: the interpreter's version, glibc, machine. */
 static void target_of(struct scan *s, const struct env_check *c, struct wheel_target *tg)
 {
@@ -164,6 +182,22 @@ int cmd_wheel(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* the glibc its binaries need, against what its manylinux tags promise */
+	struct glibc_floor floor;
+	if (wheel_glibc_floor(&after.arena, &w, &floor, &d) != ST_OK) {
+		fprintf(stderr, "abiscope wheel: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
+		code = EXIT_UNREADABLE;
+		goto out;
+	}
+	int tag_major = 0, tag_minor = 0;
+	for (size_t i = 0; i < w.ntag; i++) {
+		int ma, mi;
+		if (wheel_tag_glibc(w.tag[i].platform, &ma, &mi) && (!tag_major || ma < tag_major ||
+								      (ma == tag_major && mi < tag_minor)))
+			tag_major = ma, tag_minor = mi;
+	}
+	bool floor_over_tag = tag_major && (floor.major > tag_major ||
+					    (floor.major == tag_major && floor.minor > tag_minor));
 	/* pip's tag check */
 	struct wheel_target tg;
 	target_of(&before, &cb, &tg);
@@ -241,6 +275,15 @@ int cmd_wheel(int argc, char **argv)
 		jw_kstr(&j, "replaces", replaced ? replaced->version : NULL);
 		jw_kbool(&j, "tags_supported", tag_ok);
 		jw_kstr(&j, "tags_problem", tag_ok ? NULL : why_not);
+		jw_key(&j, "glibc_floor");
+		jw_obj_begin(&j);
+		jw_kstr(&j, "version", floor.major ? arena_printf(&after.arena, "%d.%d", floor.major, floor.minor) : NULL);
+		jw_kstr(&j, "symbol_version", floor.version);
+		jw_kstr(&j, "member", floor.member);
+		jw_kint(&j, "elf_members", (long long)floor.nelf);
+		jw_kstr(&j, "tag_promises", tag_major ? arena_printf(&after.arena, "%d.%d", tag_major, tag_minor) : NULL);
+		jw_kbool(&j, "exceeds_tag", floor_over_tag);
+		jw_obj_end(&j);
 		jw_kbool(&j, "ok", code == EXIT_OK);
 		jw_kbool(&j, "driver_here", !no_driver);
 		jw_kstr(&j, "driver_modelled_by", no_driver ? cb.driver_stub : NULL);
@@ -299,6 +342,7 @@ int cmd_wheel(int argc, char **argv)
 	if (!tag_ok)
 		fprintf(t.out, "             pip would refuse it: \"%s is not a supported wheel on this platform\"\n",
 			path_basename(w.path));
+	print_glibc_floor(&t, &floor, tag_major, tag_minor, floor_over_tag);
 	fprintf(t.out, "\n%sits extension modules%s (%zu)\n", c_bold(&t), c_reset(&t), own.n);
 	for (size_t i = 0; i < own.n; i++)
 		print_verdict(&after, &t, own.item[i], o.verbose);

@@ -12,11 +12,11 @@
 #include "host/snapshot.h"
 #include "host/compare.h"
 #include "cuda/arch.h"
+#include "core/sha256.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <zlib.h>
 
 /* Bounds on what is read (see src_open): 5x the largest real snapshot. */
@@ -56,8 +56,7 @@ static json_t *jbase64(const uint8_t *p, size_t n)
 	char *buf = malloc(cap);
 	if (!buf)
 		return json_null();
-	int len = n ? EVP_EncodeBlock((unsigned char *)buf, p, (int)n) : 0;
-	buf[len > 0 ? len : 0] = '\0';
+	base64_encode(p, n, buf, false);
 	json_t *s = json_string(buf);
 	free(buf);
 	return s;
@@ -464,17 +463,10 @@ static uint8_t *decode_b64(struct reader *r, const char *text, size_t len, size_
 		return NULL;
 	}
 	uint8_t *out = arena_alloc(r->a, len / 4 * 3 + 1);
-	int n = len ? EVP_DecodeBlock(out, (const unsigned char *)text, (int)len) : 0;
-	if (n < 0) {
+	if (!base64_decode(text, len, out, out_len)) {
 		bad(r, where, "invalid base64");
 		return NULL;
 	}
-	size_t pad = 0;
-	if (len && text[len - 1] == '=')
-		pad++;
-	if (len > 1 && text[len - 2] == '=')
-		pad++;
-	*out_len = (size_t)n - pad;
 	return out;
 }
 

@@ -1,8 +1,9 @@
 #include "pyenv/dist.h"
 
+#include "core/sha256.h"
+
 #include <jansson.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 
 #define MAX_META_FILE (64u * 1024 * 1024)
@@ -357,28 +358,11 @@ enum status file_sha256_record(struct scan *s, const char *path, char *out, size
 	enum status st = fs_map(&s->fs, path, &mf, d);
 	if (st != ST_OK)
 		return st;
-	unsigned char md[32];
-	unsigned int mdlen = 0;
-	if (!EVP_Digest(mf.len ? mf.data : (const uint8_t *)"", mf.len, md, &mdlen, EVP_sha256(), NULL) ||
-	    mdlen != 32) {
-		fs_unmap(&mf);
-		return diag_set(d, ST_IO, path, DIAG_NO_OFFSET, "sha256 failed");
-	}
+	uint8_t md[32];
+	sha256(mf.len ? mf.data : (const uint8_t *)"", mf.len, md);
 	fs_unmap(&mf);
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-	char enc[64];
-	size_t o = 0;
-	for (size_t i = 0; i < 32; i += 3) {
-		uint32_t v = (uint32_t)md[i] << 16 | (i + 1 < 32 ? (uint32_t)md[i + 1] << 8 : 0) |
-			     (i + 2 < 32 ? md[i + 2] : 0);
-		enc[o++] = b64[v >> 18 & 63];
-		enc[o++] = b64[v >> 12 & 63];
-		if (i + 1 < 32)
-			enc[o++] = b64[v >> 6 & 63];
-		if (i + 2 < 32)
-			enc[o++] = b64[v & 63];
-	}
-	enc[o] = '\0';
+	char enc[48];
+	base64_encode(md, sizeof md, enc, true);
 	snprintf(out, outsz, "sha256=%s", enc);
 	return ST_OK;
 }

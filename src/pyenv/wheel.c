@@ -558,3 +558,73 @@ enum status wheel_install_overlay(struct scan *s, struct wheel *w, const char *s
 	}
 	return ST_OK;
 }
+
+/* ---- the glibc floor ---- */
+
+static bool may_be_elf(const char *name)
+{
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	size_t n = strlen(base);
+	return !strchr(base, '.') || (n > 3 && str_eq(base + n - 3, ".so")) || strstr(base, ".so.");
+}
+
+static bool glibc_version(const char *v, int *major, int *minor)
+{
+	char tail;
+	return str_starts(v, "GLIBC_") && sscanf(v + 6, "%d.%d%c", major, minor, &tail) == 2;
+}
+
+enum status wheel_glibc_floor(struct arena *a, struct wheel *w, struct glibc_floor *out, struct diag *d)
+{
+	memset(out, 0, sizeof *out);
+	for (size_t i = 0; i < w->nm; i++) {
+		const struct wheel_member *m = &w->m[i];
+		if (m->is_dir || m->size < 64 || !may_be_elf(m->name))
+			continue;
+		const uint8_t *data;
+		size_t len;
+		enum status st = wheel_read(a, w, i, &data, &len, d);
+		if (st != ST_OK)
+			return st;
+		if (!elf_has_magic(data, len))
+			continue;
+		struct elf_file ef;
+		struct diag ed;
+		diag_clear(&ed);
+		if (elf_parse(a, bytes_make(data, len, false), m->name, &ef, &ed) != ST_OK)
+			continue;
+		out->nelf++;
+		for (size_t k = 0; k < ef.nverneed; k++)
+			for (size_t j = 0; j < ef.verneed[k].naux; j++) {
+				int major, minor;
+				const char *v = ef.verneed[k].aux[j].name;
+				if (!v || !glibc_version(v, &major, &minor))
+					continue;
+				if (major > out->major || (major == out->major && minor > out->minor)) {
+					out->major = major;
+					out->minor = minor;
+					out->version = v;
+					out->member = m->name;
+				}
+			}
+	}
+	return ST_OK;
+}
+
+bool wheel_tag_glibc(const char *platform, int *major, int *minor)
+{
+	char arch[64];
+	if (sscanf(platform, "manylinux_%d_%d_%63s", major, minor, arch) == 3)
+		return true;
+	static const struct { const char *prefix; int major, minor; } legacy[] = {
+		{ "manylinux2014_", 2, 17 }, { "manylinux2010_", 2, 12 }, { "manylinux1_", 2, 5 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(legacy); i++)
+		if (str_starts(platform, legacy[i].prefix)) {
+			*major = legacy[i].major;
+			*minor = legacy[i].minor;
+			return true;
+		}
+	return false;
+}

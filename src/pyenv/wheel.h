@@ -69,6 +69,22 @@ void wheel_close(struct wheel *w);
 enum status wheel_read(struct arena *a, struct wheel *w, size_t i, const uint8_t **data, size_t *len,
 		       struct diag *d);
 
+/*
+ * The wheel's glibc floor: the newest GLIBC_x.y version its ELF members
+ * require (from their version needs, as the loader checks them), found in
+ * members named like a shared object (*.so, *.so.N) or an executable (no
+ * dot in the name).  major == 0 when none requires a GLIBC_ version.
+ */
+struct glibc_floor {
+	int major, minor;
+	const char *version;	/* "GLIBC_2.14" */
+	const char *member;	/* the member that needs it */
+	size_t nelf;		/* ELF members read */
+};
+enum status wheel_glibc_floor(struct arena *a, struct wheel *w, struct glibc_floor *out, struct diag *d);
+/* The glibc a manylinux tag promises (manylinux_2_17_x86_64, manylinux2014_x86_64): false for others. */
+bool wheel_tag_glibc(const char *platform, int *major, int *minor);
+
 /* Parses a wheel file name (also the fuzz entry point). */
 enum status wheel_parse_filename(struct arena *a, const char *filename, struct wheel *w, struct diag *d);
 

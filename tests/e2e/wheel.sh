@@ -110,6 +110,29 @@ expect_eq "$(jq_py "j['replaces'], [(m['module'], m['imports']) for m in j['modu
 expect_contains "$(jq_py "j['modules'][0]['error']" <"$FX/new.json")" "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_jb" \
 	"new extension: wants the unsigned signature torch 2.9 lacks"
 
+# The glibc floor: a library that needs glibc's newest pthread_create, in a
+# wheel that claims manylinux2014 (glibc 2.17); objdump -T is the oracle.
+printf '#include <pthread.h>\nstatic void *f(void *p) { return p; }\nint start(void) { pthread_t t; return pthread_create(&t, 0, f, 0); }\n' \
+	>"$FX/src/floor.c"
+$CC -shared -fPIC -o "$FX/src/libfloor.so" "$FX/src/floor.c" -lpthread
+newest=$(objdump -T "$FX/src/libfloor.so" | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV | tail -1)
+python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1], "w")
+z.write(sys.argv[2], "floor/libfloor.so")
+z.writestr("floor-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: floor\nVersion: 1.0\n")
+z.writestr("floor-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: py3-none-manylinux2014_x86_64\n")
+z.writestr("floor-1.0.dist-info/RECORD", "")' "$FX/floor-1.0-py3-none-manylinux2014_x86_64.whl" "$FX/src/libfloor.so"
+$ABISCOPE wheel --json --env "$E" "$FX/floor-1.0-py3-none-manylinux2014_x86_64.whl" >"$FX/floor.json" 2>&1
+over=$(printf '%s\nGLIBC_2.17\n' "$newest" | sort -V | tail -1)
+[ "$over" = GLIBC_2.17 ] && over=False || over=True
+expect_eq "$(jq_py "j['glibc_floor']['symbol_version'], j['glibc_floor']['member'], j['glibc_floor']['tag_promises'], j['glibc_floor']['exceeds_tag']" <"$FX/floor.json")" \
+	"$newest floor/libfloor.so 2.17 $over" "glibc floor: the newest GLIBC_ version objdump -T lists, against manylinux2014's 2.17"
+$ABISCOPE wheel --color never --env "$E" "$FX/floor-1.0-py3-none-manylinux2014_x86_64.whl" >"$FX/floor.txt" 2>&1
+if [ "$over" = True ]; then
+	expect_contains "$(cat "$FX/floor.txt")" "its manylinux tag promises 2.17: pip would install it on older systems" \
+		"glibc floor above the tag: the text says where it would fail"
+fi
+
 for t in "$pytag-$pytag-musllinux_1_2_x86_64:musl" "cp27-cp27mu-manylinux1_x86_64:Python 2" \
 	"$pytag-$pytag-manylinux_2_99_x86_64:needs glibc 2.99"; do
 	tag=${t%%:*} why=${t#*:}

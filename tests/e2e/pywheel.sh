@@ -1,0 +1,80 @@
+#!/bin/sh
+# The manylinux wheel (make wheel): auditwheel accepts it as manylinux_2_17,
+# pip installs it into a fresh venv, and the installed abiscope gives the
+# same answers as the one built here.  Building the wheel takes minutes (zig,
+# Debian's sources), so this runs on a wheel already in dist/ (or WHEEL=1
+# builds it first); without one it says SKIP.
+. "$(dirname "$0")/lib.sh"
+fixture_dir pywheel
+[ "${WHEEL:-0}" = 1 ] && make -s -C "$TOP" wheel >"$FX/make-wheel.log" 2>&1
+whl=$(ls "$TOP"/dist/abiscope-*-py3-none-manylinux_2_17_x86_64.whl 2>/dev/null | tail -1)
+if [ -z "$whl" ]; then
+	echo "ok - the manylinux wheel # SKIP no dist/abiscope-*.whl: run make wheel (or WHEEL=1 make test)"
+	exit 0
+fi
+version=$("$ABISCOPE" --version | sed 's/^abiscope //')
+expect_eq "$(basename "$whl")" "abiscope-$version-py3-none-manylinux_2_17_x86_64.whl" \
+	"the wheel is named for this version and manylinux_2_17"
+
+# auditwheel (PyPI), when make wheel installed it
+aw=$TOP/build-wheel/venv/bin/auditwheel
+if [ -x "$aw" ]; then
+	"$aw" show "$whl" >"$FX/auditwheel.txt" 2>&1
+	expect_contains "$(tr '\n' ' ' <"$FX/auditwheel.txt")" 'consistent with the following platform tag: "manylinux_2_17_x86_64"' \
+		"auditwheel show: consistent with manylinux_2_17_x86_64"
+	aw_newest=$(grep -o "GLIBC_[0-9.]*" "$FX/auditwheel.txt" | sort -uV | tail -1)
+else
+	echo "ok - auditwheel show # SKIP build-wheel/venv has no auditwheel"
+	aw_newest=
+fi
+
+# a fresh venv, the wheel installed by pip, nothing else
+python3 -m venv "$FX/venv" >"$FX/venv.log" 2>&1
+"$FX/venv/bin/pip" install -q --no-index "$whl" >"$FX/pip.log" 2>&1
+expect_eq "$?" 0 "pip installs the wheel into a fresh venv (no compiler, no index)"
+W=$FX/venv/bin/abiscope
+expect_eq "$("$W" --version 2>&1)" "abiscope $version" "the console entry point runs: abiscope --version"
+expect_eq "$("$FX/venv/bin/python" -m abiscope --version 2>&1)" "abiscope $version" "python -m abiscope --version"
+bin=$("$FX/venv/bin/python" -c 'import abiscope, os; print(os.path.join(os.path.dirname(abiscope.__file__), "_bin", "abiscope"))')
+needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+expect_eq "$needed" "ld-linux-x86-64.so.2 libc.so.6 libdl.so.2 libpthread.so.0 " \
+	"the binary needs only glibc's libraries (zlib, jansson, libzip, libc++ are linked in)"
+out=$("$W" check "$FX/venv" 2>&1)
+expect_eq "$?" 0 "abiscope check of the venv it is installed in: exit 0"
+expect_contains "$out" "OK: 0 of 0 extension modules would fail" "abiscope check of that venv: everything imports"
+
+# abiscope on itself: the glibc its binary needs, against the tag
+"$W" wheel --json --env "$FX/venv" "$whl" >"$FX/self.json"
+floor=$(jq_py 'j["glibc_floor"]["version"]' <"$FX/self.json")
+expect_eq "$(jq_py 'j["glibc_floor"]["member"], j["glibc_floor"]["tag_promises"], j["glibc_floor"]["exceeds_tag"]' \
+	<"$FX/self.json")" "abiscope/_bin/abiscope 2.17 False" "abiscope wheel on itself: the binary is within manylinux_2_17"
+expect_eq "$(printf '%s\n2.17\n' "$floor" | sort -V | tail -1)" "2.17" "abiscope reports a glibc floor of $floor, not above 2.17"
+if [ -n "$aw_newest" ]; then
+	expect_eq "GLIBC_$floor" "$aw_newest" "abiscope's glibc floor is the newest GLIBC_ version auditwheel lists"
+fi
+newest=$(objdump -T "$bin" | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV | tail -1)
+expect_eq "GLIBC_$floor" "$newest" "abiscope's glibc floor is the newest GLIBC_ version objdump -T lists"
+
+# the demo environment: the wheel's binary answers exactly as this build's
+sh "$TOP/demo/build.sh" "$FX/demo" >"$FX/demo.log" 2>&1
+for args in "check --json $FX/demo/venv" "check $FX/demo/venv" "cuda --json --no-driver $FX/demo/venv" \
+	"why --json $FX/demo/venv/lib/python3.11/site-packages/gds_io/_C.abi3.so" "gpu --json --no-driver" \
+	"help --man why" "completion zsh"; do
+	# shellcheck disable=SC2086 # the arguments are words
+	"$ABISCOPE" $args >"$FX/native.out" 2>&1
+	want=$?
+	# shellcheck disable=SC2086
+	"$W" $args >"$FX/wheel.out" 2>&1
+	got=$?
+	if [ "$got" = "$want" ] && cmp -s "$FX/native.out" "$FX/wheel.out"; then
+		pass "abiscope $(echo "$args" | sed "s#$FX/##g"): the wheel's binary prints the same, exit $got"
+	else
+		fail "abiscope $(echo "$args" | sed "s#$FX/##g"): the wheel's binary prints the same" \
+			"exit $got, want $want" "$(diff "$FX/native.out" "$FX/wheel.out" | head -10)"
+	fi
+done
+"$W" snapshot --no-driver -o "$FX/demo.json.gz" "$FX/demo/venv" >/dev/null 2>&1
+expect_eq "$?" 0 "the wheel's abiscope writes a snapshot of the demo environment"
+"$W" diff "$FX/demo.json.gz" "$FX/demo/venv" >/dev/null 2>&1
+expect_eq "$?" 0 "the wheel's abiscope reads it back: diff against the same environment finds nothing"
+[ "$fails" -eq 0 ]
