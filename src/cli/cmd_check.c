@@ -3,6 +3,7 @@
  * environment import; grouped by distribution, failures first.
  */
 #include "cli/cli.h"
+#include "cli/junit.h"
 #include "cli/causes_out.h"
 #include "cli/termsafe.h"
 #include "pyenv/check.h"
@@ -26,6 +27,7 @@ struct check_cli {
 	enum color_mode color;
 	struct check_options opt;
 	bool llp_given;
+	const char *junit;	/* --junit FILE */
 };
 
 static int parse(int argc, char **argv, struct check_cli *o)
@@ -52,6 +54,8 @@ static int parse(int argc, char **argv, struct check_cli *o)
 			o->opt.libraries_too = true;
 		} else if (arg_value(&a, "--python", &v, &err)) {
 			o->opt.python = v;
+		} else if (arg_value(&a, "--junit", &v, &err)) {
+			o->junit = v;
 		} else if (arg_value(&a, "--host", &v, &err)) {
 			o->host = v;
 		} else if (arg_value(&a, "--ld-library-path", &v, &err)) {
@@ -614,6 +618,37 @@ static void print_summary_line(const struct term *t, const struct check_run *r)
 	fprintf(t->out, "; %zu warning%s\n", r->nwarn, r->nwarn == 1 ? "" : "s");
 }
 
+/* --junit: one suite per environment, one case per extension module */
+static bool write_junit(const char *path, const struct check_run *r)
+{
+	struct junit j;
+	if (!junit_open(&j, "check", path))
+		return false;
+	junit_begin(&j, "abiscope check");
+	for (size_t e = 0; e < r->nenv; e++) {
+		const struct env_check *c = &r->envs[e];
+		size_t tests = 0, failures = 0, skipped = 0;
+		for (size_t i = 0; i < c->nv; i++) {
+			if (!junit_counts(&c->v[i]))
+				continue;
+			tests++;
+			failures += junit_fails(&c->v[i]);
+			skipped += c->v[i].state == V_NOT_CHECKED || c->v[i].state == V_OTHER_PYTHON;
+		}
+		junit_suite_begin(&j, c->env.root, tests, failures, skipped);
+		for (size_t i = 0; i < c->nv; i++) {
+			const struct module_verdict *v = &c->v[i];
+			if (!junit_counts(v))
+				continue;
+			const char *group = v->io->dist ? v->io->dist->name : v->io->package ? v->io->package
+											      : "(unowned)";
+			junit_module(&j, &r->scan->findings, v, group);
+		}
+		junit_suite_end(&j);
+	}
+	return junit_close(&j, "check");
+}
+
 int cmd_check(int argc, char **argv)
 {
 	struct check_cli o;
@@ -703,6 +738,8 @@ int cmd_check(int argc, char **argv)
 			drv.failed_to_run = true;
 	}
 	int code = here.code;
+	if (o.junit && !write_junit(o.junit, &here))
+		code = EXIT_UNREADABLE;
 	if (o.json) {
 		struct jw w;
 		jw_init(&w, stdout);

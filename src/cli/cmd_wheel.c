@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 #include "cli/causes_out.h"
+#include "cli/junit.h"
 #include "pyenv/check.h"
 #include "pyenv/wheel.h"
 #include "cuda/arch.h"
@@ -17,6 +18,7 @@ struct wheel_cli {
 	const char *driver;
 	bool json, verbose, assume_driver;
 	enum color_mode color;
+	const char *junit;	/* --junit FILE */
 };
 
 static int parse(int argc, char **argv, struct wheel_cli *o)
@@ -39,6 +41,8 @@ static int parse(int argc, char **argv, struct wheel_cli *o)
 			/* --gpu, --driver */
 		} else if (arg_value(&a, "--python", &v, &err)) {
 			o->python = v;
+		} else if (arg_value(&a, "--junit", &v, &err)) {
+			o->junit = v;
 		}
 		if (err)
 			return EXIT_USAGE;
@@ -68,6 +72,41 @@ static bool placed_by_wheel(const struct ptrvec *placed, const char *path)
 	return false;
 }
 
+struct wheel_report {
+	const char *name, *version;
+	bool tag_ok;
+	const char *tag_problem, *glibc_problem;
+	const struct ptrvec *own, *broken;	/* struct module_verdict * */
+};
+
+/* --junit: the tag check, the glibc floor, its modules, the modules it breaks */
+static bool write_junit(const char *path, const struct findings *fl, const struct wheel_report *r)
+{
+	struct junit j;
+	if (!junit_open(&j, "wheel", path))
+		return false;
+	junit_begin(&j, "abiscope wheel");
+	char suite[512];
+	snprintf(suite, sizeof suite, "%s %s", r->name, r->version);
+	size_t failures = !r->tag_ok + (r->glibc_problem != NULL) + r->broken->n;
+	for (size_t i = 0; i < r->own->n; i++)
+		failures += junit_fails(r->own->item[i]);
+	junit_suite_begin(&j, suite, 2 + r->own->n + r->broken->n, failures, 0);
+	junit_case(&j, "wheel", "pip's tag check", "tags-not-supported",
+		   r->tag_ok ? NULL : r->tag_problem ? r->tag_problem : "pip would refuse the wheel");
+	junit_case(&j, "wheel", "glibc floor within its manylinux tag", "glibc-floor-above-tag", r->glibc_problem);
+	for (size_t i = 0; i < r->own->n; i++)
+		junit_module(&j, fl, r->own->item[i], r->name);
+	for (size_t i = 0; i < r->broken->n; i++) {
+		const struct module_verdict *v = r->broken->item[i];
+		char group[512];
+		snprintf(group, sizeof group, "breaks %s", v->io->dist ? v->io->dist->name : "(unowned)");
+		junit_module(&j, fl, v, group);
+	}
+	junit_suite_end(&j);
+	return junit_close(&j, "wheel");
+}
+
 /* "glibc  its binaries need glibc 2.14 (GLIBC_2.14, in x); manylinux promises 2.17" */
 static void print_glibc_floor(const struct term *t, const struct glibc_floor *f, int tag_major, int tag_minor,
 			      bool over)
@@ -76,7 +115,7 @@ static void print_glibc_floor(const struct term *t, const struct glibc_floor *f,
 		return;
 	fprintf(t->out, "%sglibc%s        ", c_bold(t), c_reset(t));
 	if (!f->major)
-		fprintf(t->out, "its %zu ELF file%s need no GLIBC_ version", f->nelf, f->nelf == 1 ? "" : "s");
+		fprintf(t->out, "its %zu ELF file%s no GLIBC_ version", f->nelf, f->nelf == 1 ? " needs" : "s need");
 	else
 		fprintf(t->out, "%sits binaries need glibc %d.%d%s (%s, in %s)", over ? c_red(t) : "", f->major,
 			f->minor, over ? c_reset(t) : "", f->version, f->member);
@@ -262,6 +301,17 @@ int cmd_wheel(int argc, char **argv)
 		}
 	if (!tag_ok || own_fail || own_gpu_fail || broken.n)
 		code = EXIT_FAILS;
+	if (o.junit) {
+		struct wheel_report rep = { name, w.meta_version ? w.meta_version : w.version, tag_ok, why_not,
+					    floor_over_tag ? arena_printf(&after.arena, "its binaries need glibc %d.%d "
+									  "(%s, in %s); its manylinux tag promises %d.%d",
+									  floor.major, floor.minor, floor.version,
+									  floor.member, tag_major, tag_minor)
+							   : NULL,
+					    &own, &broken };
+		if (!write_junit(o.junit, &after.findings, &rep))
+			code = EXIT_UNREADABLE;
+	}
 	if (o.json) {
 		struct jw j;
 		jw_init(&j, stdout);

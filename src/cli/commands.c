@@ -13,6 +13,8 @@
 #define LLP_HELP "LD_LIBRARY_PATH of the process (default: the environment's)"
 #define ASSUME_DRIVER_HELP "check as if the NVIDIA driver were installed (libcuda.so.1 is modelled " \
 	"by the CUDA toolkit's stub, from $CUDA_HOME or /usr/local/cuda)"
+#define JUNIT_HELP "also write a JUnit XML report to FILE ('-': standard output): one test case per " \
+	"extension module, a failure with its root cause for each that would not import"
 #define END_OPTIONS { NULL, NULL, NULL, 0, NULL, NULL }
 
 static const struct cli_option why_options[] = {
@@ -56,6 +58,7 @@ static const struct cli_option check_options[] = {
 	{ "--driver", NULL, "VERSION", 0, NULL, DRIVER_HELP },
 	{ "--no-driver", NULL, NULL, 0, NULL, "do not ask libcuda.so.1 for the GPUs" },
 	{ "--ld-library-path", NULL, "LIST", 0, NULL, LLP_HELP },
+	{ "--junit", NULL, "FILE", 0, "file", JUNIT_HELP },
 	{ "--host", NULL, "SNAPSHOT", 0, "file", "check on the host a snapshot describes (abiscope snapshot): its "
 	  "environment, or PATHs of this machine copied into it: a package folder to the same place in its "
 	  "site-packages, a whole venv's site-packages over its own; then imported by its interpreter after "
@@ -77,6 +80,7 @@ static const struct cli_option wheel_options[] = {
 	{ "--gpu", NULL, "SPEC", OPT_REPEAT, NULL, "judge the kernels of modules that import for this GPU "
 	  "(sm_120, 12.0, H100 ...; repeatable; default: the driver's GPUs)" },
 	{ "--driver", NULL, "VERSION", 0, NULL, DRIVER_HELP },
+	{ "--junit", NULL, "FILE", 0, "file", JUNIT_HELP },
 	END_OPTIONS,
 };
 

@@ -3,13 +3,17 @@
 # pip installs it into a fresh venv, and the installed abiscope gives the
 # same answers as the one built here.  Building the wheel takes minutes (zig,
 # Debian's sources), so this runs on a wheel already in dist/ (or WHEEL=1
-# builds it first); without one it says SKIP.
+# builds it first); without one, or with one older than src/, it says SKIP.
 . "$(dirname "$0")/lib.sh"
 fixture_dir pywheel
 [ "${WHEEL:-0}" = 1 ] && make -s -C "$TOP" wheel >"$FX/make-wheel.log" 2>&1
 whl=$(ls "$TOP"/dist/abiscope-*-py3-none-manylinux_2_17_x86_64.whl 2>/dev/null | tail -1)
 if [ -z "$whl" ]; then
 	echo "ok - the manylinux wheel # SKIP no dist/abiscope-*.whl: run make wheel (or WHEEL=1 make test)"
+	exit 0
+fi
+if [ -n "$(find "$TOP/src" "$TOP/data" -newer "$whl" -type f | head -1)" ]; then
+	echo "ok - the manylinux wheel # SKIP $(basename "$whl") is older than src/: run make wheel again"
 	exit 0
 fi
 version=$("$ABISCOPE" --version | sed 's/^abiscope //')
