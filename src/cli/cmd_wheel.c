@@ -111,14 +111,11 @@ static bool write_junit(const char *path, const struct findings *fl, const struc
 static void print_glibc_floor(const struct term *t, const struct glibc_floor *f, int tag_major, int tag_minor,
 			      bool over)
 {
-	if (!f->nelf)
-		return;
-	fprintf(t->out, "%sglibc%s        ", c_bold(t), c_reset(t));
 	if (!f->major)
-		fprintf(t->out, "its %zu ELF file%s no GLIBC_ version", f->nelf, f->nelf == 1 ? " needs" : "s need");
-	else
-		fprintf(t->out, "%sits binaries need glibc %d.%d%s (%s, in %s)", over ? c_red(t) : "", f->major,
-			f->minor, over ? c_reset(t) : "", f->version, f->member);
+		return;	/* no binary, or none that needs a GLIBC_ version */
+	fprintf(t->out, "%sglibc%s        ", c_bold(t), c_reset(t));
+	fprintf(t->out, "%sits binaries need glibc %d.%d%s (%s, in %s)", over ? c_red(t) : "", f->major,
+		f->minor, over ? c_reset(t) : "", f->version, f->member);
 	if (tag_major)
 		fprintf(t->out, "; its manylinux tag promises %d.%d%s", tag_major, tag_minor,
 			over ? ": pip would install it on older systems, where it would not load" : "");

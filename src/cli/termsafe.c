@@ -3,7 +3,7 @@
 #include "core/arena.h"
 
 #include <fcntl.h>
-#include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -135,10 +135,16 @@ static void at_exit(void)
 		arena_release(&lines);
 }
 
+/* getrandom(2) by its system call: the wheel's binary runs on glibc 2.17,
+ * which has no getrandom() (2.25); a kernel without it says ENOSYS. */
+#ifndef GRND_NONBLOCK
+#define GRND_NONBLOCK 0x0001
+#endif
+
 static void make_mark(void)
 {
 	unsigned char r[MARK_LEN];
-	if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+	if (syscall(SYS_getrandom, r, sizeof r, GRND_NONBLOCK) != (long)sizeof r) {
 		uint64_t x = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&r;
 		for (size_t i = 0; i < sizeof r; i++) {
 			x = x * 6364136223846793005u + 1442695040888963407u;
