@@ -102,6 +102,7 @@ int cmd_diff(int argc, char **argv)
 		}
 		side[i].snap = &snap[i];
 		side[i].check = &chk[i];
+		side[i].findings = &s[i].findings;
 		side[i].name = is_snapshot && snap[i].label ? snap[i].label : o.side[i];
 	}
 	if (str_eq(side[0].name, side[1].name)) {
@@ -111,7 +112,7 @@ int cmd_diff(int argc, char **argv)
 	struct findings fl;
 	findings_init(&fl, &s[0].arena);
 	struct compare_summary sum;
-	host_compare(&s[0].arena, &side[0], &side[1], &fl, &sum);
+	host_compare(&s[0].arena, &side[0], &side[1], o.verbose, &fl, &sum);
 	if (sum.import_changes || sum.broken_symbols)
 		code = EXIT_FAILS;
 	if (o.json) {

@@ -114,6 +114,7 @@ static void index_side(struct arena *a, const struct host_side *sd, struct side_
 
 struct cmp {
 	struct arena *a;
+	bool internal;		/* also bindings inside one package (-v) */
 	struct findings *fl;
 	struct side_index x, y;
 	struct compare_summary *sum;
@@ -128,6 +129,33 @@ static struct finding *add(struct cmp *c, const char *id, enum severity sev, con
 static bool verdict_ok(const struct module_verdict *v)
 {
 	return v->state == V_OK;
+}
+
+/* The failing side's explanation of w: its causes first (signature-changed
+ * under an undefined symbol), else the loader's own error finding. */
+static void root_cause_lines(struct cmp *c, struct finding *f, const struct host_side *side,
+			     const struct module_verdict *w)
+{
+	const struct findings *fl = side->findings;
+	if (!fl)
+		return;
+	size_t shown = 0;
+	for (size_t i = w->finding_first; i < w->finding_end && i < fl->list.n && shown < 3; i++) {
+		const struct finding *g = fl->list.item[i];
+		if (g->caused_by >= 0 && g->title) {
+			finding_line(c->fl, f, "cause: %s: %s", g->id, g->title);
+			shown++;
+		}
+	}
+	for (size_t i = w->finding_first; !shown && i < w->finding_end && i < fl->list.n; i++) {
+		const struct finding *g = fl->list.item[i];
+		if (g->severity == SEV_ERROR && g->title) {
+			finding_line(c->fl, f, "cause: %s: %s", g->id, g->title);
+			if (g->fix)
+				finding_line(c->fl, f, "fix: %s", g->fix);
+			shown++;
+		}
+	}
 }
 
 static void compare_imports(struct cmp *c)
@@ -153,6 +181,7 @@ static void compare_imports(struct cmp *c)
 			finding_line(c->fl, f, "on %s: %s", there->side->name, w->dlerror ? w->dlerror : "fails");
 			if (w->context)
 				finding_line(c->fl, f, "%s", w->context);
+			root_cause_lines(c, f, there->side, w);
 			val_set_str(c->a, f->fields, "module", mod);
 			val_set_str(c->a, f->fields, "works_on", here->side->name);
 			val_set_str(c->a, f->fields, "fails_on", there->side->name);
@@ -186,6 +215,16 @@ static uint64_t *sorted_hashes(struct arena *a, const struct snap_elf *e)
  * Symbols objects on side `users` import from a library that the same
  * library on side `other` no longer exports: those binaries break there.
  */
+/* The package an object key belongs to: "torch" for site/torch/lib/libc10.so. */
+static const char *key_package(struct arena *a, const char *key)
+{
+	if (!str_starts(key, "site/"))
+		return key;	/* outside site-packages: each object its own */
+	const char *rel = key + 5;
+	const char *slash = strchr(rel, '/');
+	return slash ? arena_strndup(a, rel, (size_t)(slash - rel)) : rel;
+}
+
 static void compare_used_exports(struct cmp *c, const struct side_index *users, const struct side_index *other)
 {
 	const struct snapshot *us = users->side->snap;
@@ -210,9 +249,16 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 		struct strmap seen;
 		memset(&seen, 0, sizeof seen);
 		const char *first_user = NULL;
+		const char *provider_pkg = key_package(c->a, key);
+		bool internal_only = true;
 		for (size_t i = 0; i < consumers->n; i++) {
 			const struct snap_file *uf = consumers->item[i];
 			if (uf->elf->partial || uf == pf)
+				continue;
+			/* each side's torch is consistent in itself: what breaks is a
+			 * binary of another package bound to this library */
+			bool internal = str_eq(key_package(c->a, host_object_key(c->a, us, uf->path)), provider_pkg);
+			if (internal && !c->internal)
 				continue;
 			for (size_t r = 0; r < uf->elf->nrefs; r++) {
 				const struct snap_ref *ref = &uf->elf->refs[r];
@@ -225,6 +271,7 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 					continue;
 				strmap_put(c->a, &seen, ref->name, (void *)1);
 				nmissing++;
+				internal_only &= internal;
 				if (!first_user)
 					first_user = uf->path;
 				if (lines.n < MAX_LISTED)
@@ -235,9 +282,10 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 		}
 		if (!nmissing)
 			continue;
-		struct finding *f = add(c, "diff-exports-removed", SEV_ERROR, qf->path);
-		finding_title(c->fl, f, "%s on %s lacks %zu symbol%s that %s's binaries use", pe->soname,
-			      other->side->name, nmissing, nmissing == 1 ? "" : "s", users->side->name);
+		struct finding *f = add(c, "diff-exports-removed", internal_only ? SEV_NOTE : SEV_ERROR, qf->path);
+		finding_title(c->fl, f, "%s on %s lacks %zu symbol%s that %s's binaries use%s", pe->soname,
+			      other->side->name, nmissing, nmissing == 1 ? "" : "s", users->side->name,
+			      internal_only ? " (inside its own package: consistent on each side)" : "");
 		for (size_t i = 0; i < lines.n; i++)
 			finding_line(c->fl, f, "%s", (const char *)lines.item[i]);
 		if (nmissing > lines.n)
@@ -247,7 +295,9 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 		val_set_str(c->a, f->fields, "soname", pe->soname);
 		val_set_int(c->a, f->fields, "missing", (int64_t)nmissing);
 		val_set_str(c->a, f->fields, "users_side", users->side->name);
-		c->sum->broken_symbols += nmissing;
+		val_set(c->a, f->fields, "internal", val_bool(c->a, internal_only));
+		if (!internal_only)
+			c->sum->broken_symbols += nmissing;
 	}
 }
 
@@ -455,13 +505,14 @@ static void compare_dists(struct cmp *c)
 	}
 }
 
-void host_compare(struct arena *a, const struct host_side *x, const struct host_side *y,
+void host_compare(struct arena *a, const struct host_side *x, const struct host_side *y, bool internal,
 		  struct findings *fl, struct compare_summary *sum)
 {
 	memset(sum, 0, sizeof *sum);
 	struct cmp c;
 	memset(&c, 0, sizeof c);
 	c.a = a;
+	c.internal = internal;
 	c.fl = fl;
 	c.sum = sum;
 	index_side(a, x, &c.x);

@@ -6,7 +6,8 @@
  *   1. imports that work on one side and fail on the other (from the
  *      checks run on each side), with the failing side's error;
  *   2. exported symbols one side's binaries use that the other side's
- *      library no longer exports (A's binaries would break on B);
+ *      library of another package no longer exports (A's extension would
+ *      break on B's torch); within one package only on request;
  *   3. the driver, the GPUs, glibc, the Python version, torch and its CUDA
  *      build, the CUDA runtime majors present;
  *   4. libraries (by SONAME) on one side only, binaries that differ under
@@ -26,6 +27,7 @@ struct host_side {
 	const char *name;		/* how reports call it: a label or the path given */
 	const struct snapshot *snap;
 	const struct env_check *check;	/* its verdicts, or NULL */
+	const struct findings *findings;	/* the findings its verdicts point into, or NULL */
 };
 
 struct compare_summary {
@@ -34,7 +36,10 @@ struct compare_summary {
 	size_t differences;		/* every finding added */
 };
 
-void host_compare(struct arena *a, const struct host_side *x, const struct host_side *y,
+/* internal: also symbols a package's binaries take from the same package's
+ * libraries (each side's torch from its own torch; consistent in itself),
+ * as notes; without it only bindings across packages are compared. */
+void host_compare(struct arena *a, const struct host_side *x, const struct host_side *y, bool internal,
 		  struct findings *fl, struct compare_summary *sum);
 
 /* The key an object is paired by: "site/<rel>", "env/<rel>" or its path. */

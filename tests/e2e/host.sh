@@ -31,7 +31,8 @@ int device_count() { return 0; }
 } }
 C
 	$CXX -shared -fPIC -o "$SP/torch/lib/libc10.so" "$FX/c10_$name.cpp" -Wl,-soname,libc10.so
-	printf 'namespace c10 { namespace cuda { int device_count(); } }\nextern "C" int PyInit__C(void) { return c10::cuda::device_count(); }\n' >"$FX/C.cpp"
+	# torch's own _C binds its own libc10 (consistent on each side: diff shows it only with -v)
+	printf 'namespace c10 { namespace cuda { int device_count(); void c10_cuda_check_implementation(int, const char *, const char *, %s, bool); } }\nextern "C" int PyInit__C(void) { c10::cuda::c10_cuda_check_implementation(0, "", "", 1, false); return c10::cuda::device_count(); }\n' "$ltype" >"$FX/C.cpp"
 	$CXX -shared -fPIC -o "$SP/torch/_C.cpython-311-x86_64-linux-gnu.so" "$FX/C.cpp" -L"$SP/torch/lib" -lc10 \
 		-Wl,--disable-new-dtags,-rpath,'$ORIGIN/lib'
 	printf '__version__ = "%s"\ncuda = "%s.0"\n' "$tv" "$cu" >"$SP/torch/version.py"
@@ -154,6 +155,12 @@ expect_contains "$env_ids" "diff-exports-removed" "diff A B: exports A's binarie
 expect_contains "$(jq_py "[l for d in j['differences'] if d['id']=='diff-exports-removed' for l in d['explanation']]" <"$FX/diff_env.json")" \
 	"c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, int, bool)" \
 	"diff A B: the removed symbol, demangled, with its user"
+expect_eq "$(jq_py "sorted(set(l.split('used by ')[1].rstrip(')') for d in j['differences'] if d['id']=='diff-exports-removed' for l in d['explanation'] if 'used by' in l))" <"$FX/diff_env.json")" \
+	"['site/myext/_ext.cpython-311-x86_64-linux-gnu.so']" \
+	"diff A B: only bindings across packages (myext -> torch), not torch's own _C -> libc10"
+$ABISCOPE diff --json -v "$A" "$B" >"$FX/diff_env_v.json" 2>/dev/null
+expect_eq "$(jq_py "[(d['severity'], d['internal']) for d in j['differences'] if d['id']=='diff-exports-removed' and any('torch/_C' in l for l in d['explanation'])][:1]" <"$FX/diff_env_v.json")" \
+	"[('note', True)]" "diff -v A B: torch's internal binding too, as a note"
 expect_contains "$env_ids" "diff-torch" "diff A B: torch versions"
 expect_contains "$env_ids" "diff-cuda-runtime" "diff A B: CUDA 12 runtime on one side, 13 on the other"
 expect_contains "$env_ids" "diff-dist" "diff A B: distribution versions"
@@ -165,6 +172,8 @@ expect_eq "$?" 0 "diff of a snapshot and its own environment: exit 0"
 expect_contains "$(cat "$FX/diff_same.txt")" "0 differences" "diff of a snapshot and its own environment: nothing"
 $ABISCOPE diff --color never "$A" "$B" >"$FX/diff.txt" 2>&1
 expect_contains "$(head -4 "$FX/diff.txt" | tail -1)" "error[diff-import] myext._ext imports on" "diff text: the changed import first"
+expect_contains "$(cat "$FX/diff.txt")" "cause: undefined-symbol: undefined symbol c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, int, bool)" \
+	"diff text: the changed import with its root cause"
 
 # ---- fleet: 20 alike, one with another driver, one with B's environment
 mkdir -p "$FX/fleet"
