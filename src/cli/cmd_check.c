@@ -111,7 +111,7 @@ static void groups_of(struct scan *s, const struct env_check *c, struct ptrvec *
 		g->nmod++;
 		if (v->state == V_FAILS || v->gpu_fails)
 			g->nfail++;
-		if (v->state == V_OTHER_PYTHON)
+		if (v->state == V_OTHER_PYTHON || (v->state == V_OK && v->guess))
 			g->nother++;
 	}
 }
@@ -195,10 +195,12 @@ static void print_env_detail(struct scan *s, const struct term *t, const struct 
 				c_reset(t), c_bold(t), one_line(g->name), g->version ? " " : "", g->version ? one_line(g->version) : "");
 			for (size_t k = 0; k < g->verdicts.n; k++) {
 				const struct module_verdict *v = g->verdicts.item[k];
-				if (v->state == V_OK && !v->gpu_fails && !verbose)
+				if (v->state == V_OK && !v->gpu_fails && !v->guess && !verbose)
 					continue;
 				fprintf(t->out, "   %s%s%s  %s\n", c_bold(t), display_name(v), c_reset(t),
 					v->gpu_fails ? "imports, but would fail on the GPU"
+					: v->state == V_OK && v->guess ? "imports, a guess: some of its symbols were bound to "
+					  "libraries the snapshot describes by name only"
 					: v->state == V_OK ? (v->in_torch_import ? "imports (loaded by import torch)" : "imports")
 					: v->state == V_FAILS ? "would fail to import"
 					: v->state == V_OTHER_PYTHON ? "built for another Python: never imported"
@@ -293,6 +295,7 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 					     : v->state == V_OTHER_PYTHON ? "other-python" : "not-checked");
 			jw_kstr(w, "error", v->dlerror);
 			jw_kbool(w, "gpu_fails", v->gpu_fails);
+			jw_kbool(w, "guess", v->guess);
 			jw_kstr(w, "context", v->context);
 			jw_key(w, "findings");
 			jw_arr_begin(w);

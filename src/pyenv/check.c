@@ -514,6 +514,7 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	proc_mark_save(p, &mark);
 	struct why_result wr;
 	memset(&wr, 0, sizeof wr);
+	size_t assumed_before = p->assumed.n;
 	proc_dlopen(p, io->path, false, &wr.target);
 	const char *preloaded = p != &x->torchp ? soname_torch_preloads(x, &wr.target) : NULL;
 	if (preloaded) {
@@ -525,8 +526,12 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 				   preloaded);
 		proc_mark_save(p, &mark);
 		memset(&wr, 0, sizeof wr);
+		assumed_before = p->assumed.n;
 		proc_dlopen(p, io->path, false, &wr.target);
 	}
+	/* a symbol bound by assumption to a library a snapshot describes by
+	 * name only: the verdict is a guess, and says so */
+	v->guess = p->assumed.n > assumed_before;
 	v->context = why;
 	wr.proc = *p;
 	wr.loads = wr.target.ok;

@@ -58,6 +58,8 @@ struct module_verdict {
 	const char *context;		/* "assuming torch is imported first (...)" or NULL */
 	size_t finding_first, finding_end;	/* its findings in the scan's list */
 	bool in_torch_import;		/* loaded by `import torch` itself */
+	bool guess;			/* it binds symbols by assumption (a snapshot's library
+					 * described by name only): "imports" is not known */
 	bool gpu_fails;			/* imports, but has no kernel for a target GPU, or the
 					 * driver is too old for it (an error-level CUDA finding) */
 };

@@ -124,6 +124,18 @@ $ABISCOPE check --color never --host "$FX/b.json" "$A" >"$FX/placed_env.txt" 2>&
 expect_contains "$(cat "$FX/placed_env.txt")" "placed       $A/lib/python3.11/site-packages -> $B/lib/python3.11/site-packages" \
 	"check --host B A's whole venv: its site-packages placed over B's"
 
+# ---- a binding the snapshot cannot settle is a labelled guess, never a plain "imports"
+mkdir -p "$FX/guess/lib/python3.11/site-packages/zext"
+printf 'int not_in_zlib_at_all(void);\nint zext(void) { return not_in_zlib_at_all(); }\n' >"$FX/zext.c"
+$CC -shared -fPIC -o "$FX/guess/lib/python3.11/site-packages/zext/libzext.so" "$FX/zext.c" -Wl,--no-as-needed -ljansson
+if python3 -c "import ctypes.util,sys; sys.exit(0 if ctypes.util.find_library('jansson') else 1)"; then
+	g=$($ABISCOPE check --json --libraries --host "$FX/b.json" "$FX/guess/lib/python3.11/site-packages/zext" |
+		jq_py "[(m['status'], m['guess']) for e in j['environments'] for d in e['distributions'] for m in d['modules'] if m['path'].endswith('libzext.so')]")
+	# the real loader fails (the symbol is nowhere); B's snapshot describes
+	# libjansson by name only, so abiscope cannot know: it must say "guess"
+	expect_eq "$g" "[('ok', True)]" "check --host: a symbol only a library described by name could define: a labelled guess"
+fi
+
 # ---- file names are bytes: a name that is not UTF-8 round-trips
 cp -a "$B" "$FX/nonutf8"
 cp "$B/lib/python3.11/site-packages/nvidia/cu13/lib/libcudart.so.13" \
