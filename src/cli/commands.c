@@ -184,10 +184,16 @@ const struct cli_command cli_commands[] = {
 			"\n"
 			"PATH is a venv, a conda environment, a site-packages folder, a python\n"
 			"executable, or any folder or file (every ELF object in it is checked).\n"
-			"Without PATH: $VIRTUAL_ENV, then $CONDA_PREFIX, then the python3 on PATH.",
+			"Without PATH: $VIRTUAL_ENV, then $CONDA_PREFIX, then the python3 on PATH.\n"
+			"\n"
+			"The text opens with the verdict, then says each root cause once: what is\n"
+			"wrong, the fix, and the distributions and modules it takes down.  On a\n"
+			"machine without the NVIDIA driver it says so once, then gives the verdict a\n"
+			"machine with the driver reaches (modelled as --assume-driver does).",
 		.options = check_options,
 		.common = COMMON_ALL,
-		.verbose_help = "also list healthy distributions and notes",
+		.verbose_help = "every line of each cause, then every distribution and module with its findings "
+				"(search lists, every symbol), healthy ones and notes too",
 		.exit_status = "0 everything imports, 1 something would fail, 2 usage error, 3 a PATH could not be read",
 	},
 	{
