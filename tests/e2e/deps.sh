@@ -3,7 +3,8 @@
 # on a machine without jansson.h, `make` must stop before any compile error,
 # with one line naming the command (not root), or run apt-get (root).
 # jansson.h is hidden in a private mount namespace: /usr/include is covered
-# by a tmpfs of symlinks to every header but that one.
+# by a tmpfs of symlinks to every header but that one.  The inner makes run
+# without the outer make's MAKEFLAGS (make test-asan passes its variables down).
 . "$(dirname "$0")/lib.sh"
 fixture_dir deps
 
@@ -49,7 +50,7 @@ cat >"$FX/bin/apt-get" <<EOF
 echo "\$*" >>"$FX/apt-get.log"
 EOF
 chmod +x "$FX/bin/apt-get"
-out=$(hidden env PATH="$FX/bin:$PATH" make -C "$TOP" BUILD="$FX/root-build" abiscope 2>&1)
+out=$(hidden env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PATH="$FX/bin:$PATH" make -C "$TOP" BUILD="$FX/root-build" abiscope 2>&1)
 status=$?
 expect_eq "$status" 2 "root: make stops"
 expect_contains "$out" "abiscope: missing libjansson-dev: no jansson.h -ljansson; installing: apt-get install -y libjansson-dev" \
@@ -66,7 +67,7 @@ if [ "$UNSHARE" = "unshare -m" ] && command -v setpriv >/dev/null 2>&1; then
 	mkdir -p "$FX/user-build"
 	chown 65534:65534 "$FX/user-build"
 	out=$(hidden setpriv --reuid=65534 --regid=65534 --clear-groups \
-		env PATH="/usr/bin:/bin" HOME=/nonexistent make -s -C "$TOP" BUILD="$FX/user-build" abiscope 2>&1)
+		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PATH="/usr/bin:/bin" HOME=/nonexistent make -s -C "$TOP" BUILD="$FX/user-build" abiscope 2>&1)
 	status=$?
 	expect_eq "$status" 2 "user: make stops"
 	expect_eq "$(printf '%s\n' "$out" | wc -l)" 1 "user: one line"
