@@ -35,6 +35,11 @@ uint32_t hash_bytes(const void *p, size_t n);
 #define HASH64_INIT 0xcbf29ce484222325ull
 uint64_t hash64_bytes(uint64_t h, const void *p, size_t n);
 
+/* Values for maps used as sets or as yes/no memories: strmap_get()
+ * returns NULL for "never recorded", so "no" needs a value of its own. */
+#define MAP_YES ((void *)1)
+#define MAP_NO ((void *)2)
+
 void *strmap_get(const struct strmap *m, const char *key);
 /* Inserts or replaces. */
 void strmap_put(struct arena *a, struct strmap *m, const char *key, void *value);

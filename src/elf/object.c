@@ -148,7 +148,7 @@ bool objcache_is_dir(struct objcache *c, const char *path)
 		v = (void *)(uintptr_t)(st.kind == FS_DIR ? 1 : 2);
 		strmap_put(c->arena, &c->dirs, arena_strdup(c->arena, path), v);
 	}
-	return v == (void *)1;
+	return v == MAP_YES;
 }
 
 size_t object_vslots(struct objcache *c, struct object *o, const struct elf_vslot **out)

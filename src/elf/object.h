@@ -58,7 +58,7 @@ struct objcache {
 	struct idmap by_id;
 	struct strmap by_path;	/* logical path -> object */
 	struct strmap probes;	/* logical path -> struct file_probe */
-	struct strmap dirs;	/* logical path -> (void *)1 dir, (void *)2 not a dir */
+	struct strmap dirs;	/* logical path -> MAP_YES dir, MAP_NO not a dir */
 	struct ptrvec all;	/* every object, in first-seen order */
 	uint64_t bytes_mapped;
 	/* The loader facts of a described host (a snapshot), used instead of

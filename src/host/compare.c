@@ -269,7 +269,7 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 					continue;
 				if (strmap_get(&seen, ref->name))
 					continue;
-				strmap_put(c->a, &seen, ref->name, (void *)1);
+				strmap_put(c->a, &seen, ref->name, MAP_YES);
 				nmissing++;
 				internal_only &= internal;
 				if (!first_user)

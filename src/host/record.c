@@ -117,7 +117,7 @@ static bool resolve_recording(struct builder *b, const char *path, char *out, si
 			return false;	/* the kernel's, not the host's files */
 		char target[PATH_MAX];
 		if (!fs_readlink(&b->s->fs, cur, target, sizeof target)) {
-			strmap_put(b->a, &b->plain, arena_strdup(b->a, cur), (void *)1);
+			strmap_put(b->a, &b->plain, arena_strdup(b->a, cur), MAP_YES);
 			continue;
 		}
 		struct snap_file *lf = file_at(b, cur, SNAP_LINK);

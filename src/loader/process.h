@@ -161,7 +161,7 @@ struct process {
 	int seq;
 	size_t static_tls_optional;	/* bytes of optional static TLS left */
 	/* glibc's memory of search directories (r_search_path_elem.status):
-	 * (void *)1 existing, (void *)2 nonexisting; absent = unknown.  It and
+	 * MAP_YES existing, MAP_NO nonexisting; absent = unknown.  It and
 	 * the simulated errno decide the strerror() of "cannot open". */
 	struct strmap dirstatus;
 	int sim_errno;

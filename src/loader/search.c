@@ -374,15 +374,15 @@ static bool try_list(struct search_state *s, struct search_step *st, char **dirs
 		for (size_t c = 0; c < p->facts.ncapstr; c++) {
 			const char *sub = arena_printf(p->arena, "%s%s", dirs[d], p->facts.capstr[c]);
 			const char *path = arena_printf(p->arena, "%s%s", sub, s->name);
-			void *status = relative ? (void *)1 : strmap_get(&p->dirstatus, sub);
-			if (status == (void *)2) {
+			void *status = relative ? MAP_YES : strmap_get(&p->dirstatus, sub);
+			if (status == MAP_NO) {
 				struct probe pr = { path, PROBE_MISSING, ENOENT, NULL };
 				keep_probe(s, st, &pr);
 				continue;
 			}
 			if (try_candidate(s, st, path, how, via)) {
 				if (s->r->ok && !status)
-					strmap_put(p->arena, &p->dirstatus, sub, (void *)1);
+					strmap_put(p->arena, &p->dirstatus, sub, MAP_YES);
 				return true;
 			}
 			if (!status) {
@@ -396,10 +396,10 @@ static bool try_list(struct search_state *s, struct search_step *st, char **dirs
 					if (fst.kind == FS_MISSING)
 						s->cur_errno = fst.err;
 				}
-				status = isdir ? (void *)1 : (void *)2;
+				status = isdir ? MAP_YES : MAP_NO;
 				strmap_put(p->arena, &p->dirstatus, sub, status);
 			}
-			here_any |= status != (void *)2;
+			here_any |= status != MAP_NO;
 		}
 		if (here_any && s->cur_errno != ENOENT && s->cur_errno != EACCES) {
 			/* open_path gives up on the rest of this list. */

@@ -43,7 +43,7 @@ static bool package_imports_torch(struct check_ctx *x, const struct inv_obj *io)
 		return false;
 	void *v = strmap_get(&x->pkg_imports_torch, io->package);
 	if (v)
-		return v == (void *)1;
+		return v == MAP_YES;
 	bool yes = false;
 	char *text;
 	size_t len;
@@ -64,7 +64,7 @@ static bool package_imports_torch(struct check_ctx *x, const struct inv_obj *io)
 		}
 		free(text);
 	}
-	strmap_put(&x->s->arena, &x->pkg_imports_torch, io->package, yes ? (void *)1 : (void *)2);
+	strmap_put(&x->s->arena, &x->pkg_imports_torch, io->package, yes ? MAP_YES : MAP_NO);
 	return yes;
 }
 

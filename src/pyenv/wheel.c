@@ -409,7 +409,7 @@ static enum status wheel_load(struct arena *a, const char *path, zip_t *z, struc
 		if (strmap_get(&seen, m->name))
 			return diag_set(d, ST_MALFORMED, arena_printf(a, "%s(%s)", path, name), DIAG_NO_OFFSET,
 					"the member appears twice");
-		strmap_put(a, &seen, m->name, (void *)1);
+		strmap_put(a, &seen, m->name, MAP_YES);
 		if (m->size > WHEEL_MAX_MEMBER)
 			return diag_set(d, ST_LIMIT, arena_printf(a, "%s(%s)", path, name), DIAG_NO_OFFSET,
 					"member of %llu bytes (at most %llu)", (unsigned long long)m->size,
