@@ -80,7 +80,7 @@ stop_daemons() {
 stop_at_exit() {
 	stop_pidfiles="$stop_pidfiles $*"
 	trap 'stop_daemons' EXIT
-	trap 'stop_daemons; exit 1' INT TERM HUP
+	trap 'stop_daemons; exit 1' INT TERM HUP PIPE
 }
 
 skip_suite() {
