@@ -7,6 +7,7 @@
 #include "cli/termsafe.h"
 #include "pyenv/check.h"
 #include "diagnose/verdict.h"
+#include "loader/tunables.h"
 #include "pyenv/interpreter.h"
 #include "cli/why_module.h"
 #include "cuda/verdict.h"
@@ -15,9 +16,11 @@ struct why_cli {
 	const char *target;
 	const char *process;
 	const char *root;
-	bool json, verbose, lazy;
-	bool llp_given;
+	bool json, verbose, lazy, noload, deepbind;
+	bool llp_given, tunables_given;
 	const char *llp;
+	const char *tunables;
+	const char *from;
 	enum color_mode color;
 	struct why_preload pre[64];
 	size_t npre;
@@ -41,6 +44,15 @@ static int parse(int argc, char **argv, struct why_cli *o)
 			o->target = a.value;
 		} else if (arg_is(&a, "--lazy")) {
 			o->lazy = true;
+		} else if (arg_is(&a, "--noload")) {
+			o->noload = true;
+		} else if (arg_is(&a, "--deepbind")) {
+			o->deepbind = true;
+		} else if (arg_value(&a, "--from", &v, &err)) {
+			o->from = v;
+		} else if (arg_value(&a, "--glibc-tunables", &v, &err)) {
+			o->tunables = v;
+			o->tunables_given = true;
 		} else if (arg_value(&a, "--process", &v, &err)) {
 			o->process = v;
 		} else if (arg_value(&a, "--ld-library-path", &v, &err)) {
@@ -144,8 +156,14 @@ static void tree(struct tree_ctx *c, const struct lmap *m, const char *prefix)
 	c->depth--;
 }
 
+static const char *dlopen_flags(struct arena *a, const struct why_request *q)
+{
+	return arena_printf(a, "%s|RTLD_LOCAL%s%s", q->opt.lazy ? "RTLD_LAZY" : "RTLD_NOW",
+			    q->noload ? "|RTLD_NOLOAD" : "", q->deepbind ? "|RTLD_DEEPBIND" : "");
+}
+
 static void print_text(struct scan *s, const struct why_cli *o, const struct why_request *q,
-		       struct why_result *r, const struct interp_result *ir)
+		       struct why_result *r, const struct interp_result *ir, const char *meaning)
 {
 	struct term t;
 	term_init(&t, stdout, o->color);
@@ -157,6 +175,11 @@ static void print_text(struct scan *s, const struct why_cli *o, const struct why
 		fa->glibc_major, fa->glibc_minor);
 	if (o->gpu_line)
 		fprintf(t.out, "%sgpu%s      %s\n", c_bold(&t), c_reset(&t), o->gpu_line);
+	if (meaning)
+		fprintf(t.out, "%starget%s   %s: %s\n", c_bold(&t), c_reset(&t), one_line(q->target), one_line(meaning));
+	if (q->from || q->noload || q->deepbind)
+		fprintf(t.out, "%sdlopen%s   %s%s%s\n", c_bold(&t), c_reset(&t), dlopen_flags(&s->arena, q),
+			q->from ? ", called from " : "", q->from ? one_line(q->from) : "");
 	struct why_identity wi;	/* who built the target, and the installed torch */
 	why_identity(s, q, r, &wi);
 	for (size_t i = 0; i < wi.nline; i++)
@@ -166,8 +189,11 @@ static void print_text(struct scan *s, const struct why_cli *o, const struct why
 		fprintf(t.out, "%spreload%s  %s (%s): %s\n", c_bold(&t), c_reset(&t), one_line(r->pre[i].path),
 			r->pre[i].global ? "RTLD_GLOBAL" : "RTLD_LOCAL",
 			r->pre[i].r.ok ? "loads" : one_line(r->pre[i].r.dlerror));
+	if (r->from_loaded)
+		fprintf(t.out, "%sfrom%s     %s (RTLD_LOCAL): %s\n", c_bold(&t), c_reset(&t), one_line(r->from.path),
+			r->from.r.ok ? "loads" : one_line(r->from.r.dlerror));
 	fputc('\n', t.out);
-	if (!r->target_unreadable) {
+	if (!r->target_skipped) {
 		const struct lmap *root = r->target.root;
 		if (root) {
 			fprintf(t.out, "%s%s%s\n", c_bold(&t), one_line(root->path), c_reset(&t));
@@ -180,9 +206,23 @@ static void print_text(struct scan *s, const struct why_cli *o, const struct why
 		}
 		fputc('\n', t.out);
 	}
-	if (r->target_unreadable)
-		fprintf(t.out, "%sverdict%s  cannot read %s: %s\n\n", c_bold(&t), c_reset(&t), one_line(q->target),
-			one_line(r->unreadable_reason));
+	if (r->process_cannot_start) {
+		fprintf(t.out, "%sverdict%s  %swould NOT load%s: the process cannot start:\n", c_bold(&t),
+			c_reset(&t), c_red(&t), c_reset(&t));
+		for (const char *l = r->dlerror; *l;) {
+			size_t n = strcspn(l, "\n");
+			fprintf(t.out, "         %s\n", one_line(arena_strndup(&s->arena, l, n)));
+			l += n + (l[n] == '\n');
+		}
+		fputc('\n', t.out);
+	} else if (r->target_unreadable)
+		fprintf(t.out, "%sverdict%s  cannot read %s: %s%s%s\n\n", c_bold(&t), c_reset(&t), one_line(q->target),
+			one_line(r->unreadable_reason), r->dlerror ? "\n         dlopen would say: " : "",
+			r->dlerror ? one_line(r->dlerror) : "");
+	else if (r->target.noload_absent)
+		fprintf(t.out, "%sverdict%s  %swould NOT load%s: not loaded, and RTLD_NOLOAD does not load it "
+			"(dlopen returns NULL, dlerror() is NULL)\n\n", c_bold(&t), c_reset(&t), c_red(&t),
+			c_reset(&t));
 	else if (r->loads)
 		fprintf(t.out, "%sverdict%s  %swould load%s\n\n", c_bold(&t), c_reset(&t), c_green(&t),
 			c_reset(&t));
@@ -191,9 +231,11 @@ static void print_text(struct scan *s, const struct why_cli *o, const struct why
 			c_red(&t), c_reset(&t), r->dlerror ? one_line(r->dlerror) : "");
 	if (s->findings.list.n)
 		render_findings_text(&t, &s->findings, o->verbose);
-	if (o->verbose)
-		for (size_t i = 0; i < fa->notes.n; i++)
-			fprintf(t.out, "%sassumed:%s %s\n", c_dim(&t), c_reset(&t), (const char *)fa->notes.item[i]);
+	for (size_t i = 0; i < r->assumptions.n; i++)
+		fprintf(t.out, "%sassumed:%s %s\n", c_yellow(&t), c_reset(&t), one_line(r->assumptions.item[i]));
+	for (size_t i = 0; i < fa->notes.n; i++)
+		if (o->verbose || str_starts(fa->notes.item[i], "GLIBC_TUNABLES"))
+			fprintf(t.out, "%sassumed:%s %s\n", c_dim(&t), c_reset(&t), one_line(fa->notes.item[i]));
 }
 
 /* ---- JSON ---- */
@@ -278,7 +320,8 @@ static void print_driver_text(struct scan *s, const struct why_cli *o, const str
 }
 
 static void print_json(struct scan *s, const struct why_request *q, struct why_result *r,
-		       const struct interp_result *ir, const struct causes *here, const struct driver_model *dm)
+		       const struct interp_result *ir, const struct causes *here, const struct driver_model *dm,
+		       const char *meaning)
 {
 	struct jw w;
 	jw_init(&w, stdout);
@@ -288,8 +331,14 @@ static void print_json(struct scan *s, const struct why_request *q, struct why_r
 	jw_kstr(&w, "command", "why");
 	jw_kint(&w, "schema", 2);
 	jw_kstr(&w, "target", q->target);
+	jw_kstr(&w, "target_meaning", meaning);
 	jw_kbool(&w, "loads", !r->target_unreadable && r->loads);
-	jw_kstr(&w, "error", r->target_unreadable ? r->unreadable_reason : r->dlerror);
+	jw_kstr(&w, "error", r->target_unreadable && !r->dlerror ? r->unreadable_reason : r->dlerror);
+	jw_kbool(&w, "process_cannot_start", r->process_cannot_start);
+	if (r->process_cannot_start) {
+		jw_key(&w, "startup_exit_status");
+		jw_int(&w, r->proc.startup_exit);
+	}
 	jw_key(&w, "process");
 	jw_obj_begin(&w);
 	jw_kstr(&w, "executable", q->exe);
@@ -299,6 +348,9 @@ static void print_json(struct scan *s, const struct why_request *q, struct why_r
 	jw_kstr(&w, "glibc", arena_printf(&s->arena, "%d.%d", fa->glibc_major, fa->glibc_minor));
 	jw_kstr(&w, "ld_library_path", q->opt.ld_library_path);
 	jw_kstr(&w, "binding", q->opt.lazy ? "RTLD_LAZY" : "RTLD_NOW");
+	jw_kstr(&w, "dlopen_flags", dlopen_flags(&s->arena, q));
+	jw_kstr(&w, "argv0", q->opt.argv0);
+	jw_kstr(&w, "glibc_tunables", q->opt.tunables ? q->opt.tunables->raw : NULL);
 	jw_key(&w, "global_scope");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < r->proc.global.n; i++)
@@ -316,6 +368,17 @@ static void print_json(struct scan *s, const struct why_request *q, struct why_r
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
+	jw_key(&w, "from");
+	if (q->from) {
+		jw_obj_begin(&w);
+		jw_kstr(&w, "path", q->from);
+		jw_kbool(&w, "already_loaded", !r->from_loaded);
+		jw_kbool(&w, "loads", !r->from_loaded || r->from.r.ok);
+		jw_kstr(&w, "error", r->from_loaded ? r->from.r.dlerror : NULL);
+		jw_obj_end(&w);
+	} else {
+		jw_null(&w);
+	}
 	jw_key(&w, "objects");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < r->target.nsearchlist; i++) {
@@ -352,6 +415,8 @@ static void print_json(struct scan *s, const struct why_request *q, struct why_r
 	}
 	jw_key(&w, "assumptions");
 	jw_arr_begin(&w);
+	for (size_t i = 0; i < r->assumptions.n; i++)
+		jw_str(&w, r->assumptions.item[i]);
 	for (size_t i = 0; i < fa->notes.n; i++)
 		jw_str(&w, fa->notes.item[i]);
 	jw_arr_end(&w);
@@ -366,12 +431,18 @@ int cmd_why(int argc, char **argv)
 	int rc = parse(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
+	const char *meaning = NULL;
+	char not_module[1024];
 	if (!strchr(o.target, '/') && !strstr(o.target, ".so")) {
-		/* an import name: its extension modules in the environment */
+		/* an import name when the environment has it, else a bare library name */
 		struct why_module_args m = { o.target, o.process, o.root,
 					     o.llp_given ? o.llp : (o.root ? NULL : getenv("LD_LIBRARY_PATH")),
-					     o.json, o.verbose, o.color };
-		return why_module(&m);
+					     o.json, o.verbose, o.color, "" };
+		rc = why_module(&m);
+		if (rc != WHY_NOT_A_MODULE)
+			return rc;
+		snprintf(not_module, sizeof not_module, "%s", m.not_module);
+		meaning = not_module;
 	}
 	struct scan s;
 	scan_init(&s, o.root);
@@ -394,7 +465,21 @@ int cmd_why(int argc, char **argv)
 	q.preload = o.pre;
 	q.npreload = o.npre;
 	q.opt.lazy = o.lazy;
+	q.noload = o.noload;
+	q.deepbind = o.deepbind;
+	q.from = o.from;
+	/* argv[0] as a shell passes it: what --process says, or "python3" */
+	q.opt.argv0 = o.process ? o.process : "python3";
 	q.opt.ld_library_path = o.llp_given ? o.llp : (o.root ? NULL : getenv("LD_LIBRARY_PATH"));
+	const char *tun = o.tunables_given ? o.tunables : (o.root ? NULL : getenv("GLIBC_TUNABLES"));
+	struct glibc_tunables tunables;
+	if (tun) {
+		tunables_parse(&s.arena, tun, &tunables);
+		q.opt.tunables = &tunables;
+	}
+	if (meaning)
+		meaning = arena_printf(&s.arena, "not an importable module (%s); searched the way dlopen() "
+				       "searches a bare library name", meaning);
 	const char *bn = o.root ? NULL : getenv("LD_BIND_NOW");
 	q.opt.ld_bind_now = bn && *bn;
 	struct why_result r;
@@ -421,9 +506,9 @@ int cmd_why(int argc, char **argv)
 	if (causes_driver(&here))
 		model_driver(&o, &q, &dm);
 	if (o.json)
-		print_json(&s, &q, &r, &ir, &here, &dm);
+		print_json(&s, &q, &r, &ir, &here, &dm, meaning);
 	else {
-		print_text(&s, &o, &q, &r, &ir);
+		print_text(&s, &o, &q, &r, &ir, meaning);
 		print_driver_text(&s, &o, &here, &dm);
 	}
 	if (dm.modelled)

@@ -23,7 +23,15 @@ static const struct cli_option why_options[] = {
 	{ "--preload", NULL, "PATH", OPT_REPEAT, "file", "dlopen PATH first with RTLD_LOCAL (repeatable, in order)" },
 	{ "--preload-global", NULL, "PATH", OPT_REPEAT, "file", "dlopen PATH first with RTLD_GLOBAL (repeatable)" },
 	{ "--lazy", NULL, NULL, 0, NULL, "RTLD_LAZY instead of RTLD_NOW (Python uses RTLD_NOW)" },
+	{ "--noload", NULL, NULL, 0, NULL, "RTLD_NOLOAD: succeed only if TARGET is already loaded" },
+	{ "--deepbind", NULL, NULL, 0, NULL,
+	  "RTLD_DEEPBIND: the new objects look in their own dependencies before the global scope" },
+	{ "--from", NULL, "OBJECT", 0, "file", "dlopen is called from OBJECT (loaded first with RTLD_LOCAL if it is "
+	  "not in the process): its RPATH/RUNPATH and $ORIGIN apply" },
 	{ "--ld-library-path", NULL, "LIST", 0, NULL, LLP_HELP },
+	{ "--glibc-tunables", NULL, "LIST", 0, NULL, "GLIBC_TUNABLES of the process (default: the environment's); "
+	  "glibc.cpu.hwcaps, glibc.cpu.hwcap_mask, glibc.rtld.optional_static_tls and glibc.rtld.nns change "
+	  "the load" },
 	{ "--gpu", NULL, "SPEC", OPT_REPEAT, NULL, "judge the CUDA code of the load graph for this GPU "
 	  "(sm_120, 12.0, H100 ...; default: the driver's GPUs)" },
 	{ "--driver", NULL, "VERSION", 0, NULL, DRIVER_HELP },
@@ -130,7 +138,14 @@ const struct cli_command cli_commands[] = {
 			"bare library name searched the way dlopen() searches it (libz.so.1), or an\n"
 			"import name (sgl_kernel, torch._C): its extension modules in the environment\n"
 			"($VIRTUAL_ENV, $CONDA_PREFIX, or the --process python's), each judged the\n"
-			"way `abiscope check` judges it.",
+			"way `abiscope check` judges it.  A name without a slash and without \".so\"\n"
+			"is an import name when the environment has an extension module by that\n"
+			"name; otherwise it is searched the way dlopen() searches a bare name, and\n"
+			"the output says which meaning was taken.\n"
+			"\n"
+			"The --process executable's own start-up is checked first (its dependencies,\n"
+			"versions and symbols); when it cannot start, that is the verdict, in the\n"
+			"loader's words.",
 		.options = why_options,
 		.common = COMMON_ALL,
 		.root_help = "inspect the file system under DIR (a container image, a mounted disk) with its own ld.so.cache "

@@ -31,7 +31,7 @@ static const char *picked_on(struct scan *s, const char *path)
 	return out[0] ? out : "no GPU abiscope knows";
 }
 
-int why_module(const struct why_module_args *o)
+int why_module(struct why_module_args *o)
 {
 	struct scan s;
 	scan_init(&s, o->root);
@@ -46,18 +46,19 @@ int why_module(const struct why_module_args *o)
 	struct diag d;
 	diag_clear(&d);
 	if (check_prepare(&s, NULL, &opt, &c, &d) != ST_OK) {
-		fprintf(stderr, "abiscope why: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
+		snprintf(o->not_module, sizeof o->not_module, "no Python environment: %s%s%s", d.path,
+			 d.path[0] ? ": " : "", d.msg);
 		scan_release(&s);
-		return EXIT_USAGE;
+		return WHY_NOT_A_MODULE;
 	}
 	struct inv_obj **mods;
 	size_t n = check_resolve_module(&s, &c, o->name, &mods);
 	if (n == 0) {
-		fprintf(stderr, "abiscope why: no extension module %s in the %s %s%s\n", o->name,
-			pyenv_kind_name(c.env.kind), c.env.root ? c.env.root : "",
-			c.env.nsite ? "" : " (it has no site-packages)");
+		snprintf(o->not_module, sizeof o->not_module, "no extension module %s in the %s %s%s", o->name,
+			 pyenv_kind_name(c.env.kind), c.env.root ? c.env.root : "",
+			 c.env.nsite ? "" : " (it has no site-packages)");
 		scan_release(&s);
-		return EXIT_UNREADABLE;
+		return WHY_NOT_A_MODULE;
 	}
 	struct module_verdict *v = arena_calloc(&s.arena, n, sizeof *v);
 	size_t nfail = 0;

@@ -14,6 +14,61 @@
 
 /* ---- running ---- */
 
+/* Whether obj imports name (an undefined reference to it). */
+static bool imports(struct scan *s, struct object *obj, const char *name)
+{
+	const struct elf_refs *refs = object_refs(&s->objs, obj);
+	for (size_t i = 0; refs && i < refs->n; i++)
+		if (str_eq(refs->ref[i].name, name))
+			return true;
+	return false;
+}
+
+/*
+ * Constructors run at dlopen and abiscope does not run them: an object
+ * with constructors that imports dlopen may load more, one with lazily
+ * bound functions that do not resolve dies if a constructor calls one.
+ * Both are assumptions of the verdict, named per object.
+ */
+static void constructor_assumptions(struct scan *s, struct why_result *r, const struct dlopen_result *dr)
+{
+	struct arena *a = &s->arena;
+	for (size_t i = 0; i < dr->nsearchlist; i++) {
+		const struct lmap *m = dr->searchlist[i];
+		struct object *o = m->obj;
+		if (m->initial || o->kind != OBJ_ELF || !o->elf_ok || !o->elf.has_constructors ||
+		    m->dlopen_serial != r->proc.serial)
+			continue;
+		if (imports(s, o, "dlopen") || imports(s, o, "dlmopen"))
+			ptrvec_push(a, &r->assumptions,
+				    arena_printf(a, "%s has constructors and imports dlopen: what they load "
+						    "when they run is not modelled", m->path));
+		const char *lazy = NULL;
+		for (size_t k = 0; k < dr->nfail; k++)
+			if (dr->fail[k].kind == FAIL_LAZY_UNDEFINED && dr->fail[k].requester == m)
+				lazy = arena_printf(a, "%s%s%s", lazy ? lazy : "", lazy ? ", " : "",
+						    dr->fail[k].name);
+		if (lazy)
+			ptrvec_push(a, &r->assumptions,
+				    arena_printf(a, "%s has constructors and lazily bound functions that do "
+						    "not resolve (%s): a constructor that calls one ends the "
+						    "process with \"symbol lookup error\"", m->path, lazy));
+	}
+}
+
+/* The object dlopen is called from: already in the process, or loaded
+ * for the call the way the caller itself would be (RTLD_LOCAL). */
+static struct lmap *caller_map(struct why_result *r, const char *from)
+{
+	struct lmap *m = proc_find_loaded(&r->proc, from);
+	if (m)
+		return m;
+	r->from.path = from;
+	r->from_loaded = true;
+	proc_dlopen(&r->proc, from, false, &r->from.r);
+	return r->from.r.ok ? r->from.r.root : NULL;
+}
+
 enum status why_run(struct scan *s, const struct why_request *q, struct why_result *r,
 		    struct diag *d)
 {
@@ -21,6 +76,13 @@ enum status why_run(struct scan *s, const struct why_request *q, struct why_resu
 	enum status st = proc_init(&r->proc, &s->arena, &s->objs, &q->opt, q->exe, d);
 	if (st != ST_OK)
 		return st;
+	if (r->proc.startup_error) {
+		/* The process never reaches main(), let alone dlopen(). */
+		r->process_cannot_start = true;
+		r->target_skipped = true;
+		r->dlerror = r->proc.startup_error;
+		return ST_OK;
+	}
 	r->pre = arena_calloc(&s->arena, q->npreload ? q->npreload : 1, sizeof *r->pre);
 	/* Preloads stand for ctypes.CDLL / import, which bind with RTLD_NOW;
 	 * --lazy applies to the target only. */
@@ -31,15 +93,27 @@ enum status why_run(struct scan *s, const struct why_request *q, struct why_resu
 		proc_dlopen(&r->proc, q->preload[i].path, q->preload[i].global, &r->pre[i].r);
 	}
 	r->npre = q->npreload;
-	if (strchr(q->target, '/')) {
+	struct dlopen_mode mode = { false, q->noload, q->deepbind, NULL };
+	if (q->from) {
+		mode.caller = caller_map(r, q->from);
+		if (!mode.caller) {
+			r->target_skipped = true;
+			r->dlerror = r->from.r.dlerror;
+			return ST_OK;
+		}
+	}
+	if (strchr(q->target, '/') && !strchr(q->target, '$')) {
 		struct fs_stat fst;
 		fs_stat(&s->fs, q->target, &fst);
 		if (fst.kind == FS_MISSING) {
+			/* exit status 3, but the message is the loader's */
 			r->target_unreadable = true;
 			r->unreadable_reason = arena_strdup(&s->arena, strerror(fst.err));
 		} else if (fst.kind != FS_REGULAR && fst.kind != FS_DIR) {
 			r->target_unreadable = true;
 			r->unreadable_reason = "not a regular file";
+			r->target_skipped = true;
+			return ST_OK;
 		} else if (fst.kind == FS_REGULAR) {
 			/* there but not ours to read (EACCES): unreadable, like a
 			 * missing file, not a library that "does not exist" */
@@ -47,18 +121,21 @@ enum status why_run(struct scan *s, const struct why_request *q, struct why_resu
 			uint8_t head[4];
 			fs_probe(&s->fs, q->target, head, sizeof head, &pr);
 			if (pr.open_err || pr.read_err) {
+				int err = pr.open_err ? pr.open_err : pr.read_err;
 				r->target_unreadable = true;
-				r->unreadable_reason = arena_strdup(&s->arena, strerror(pr.open_err ? pr.open_err
-													: pr.read_err));
+				r->target_skipped = true;
+				r->unreadable_reason = arena_strdup(&s->arena, strerror(err));
+				r->dlerror = arena_printf(&s->arena, "%s: cannot open shared object file: %s", q->target,
+							  strerror(err));
+				return ST_OK;
 			}
 		}
 	}
-	if (r->target_unreadable)
-		return ST_OK;
 	r->proc.opt.lazy = q->opt.lazy;
-	proc_dlopen(&r->proc, q->target, false, &r->target);
+	proc_dlopen_mode(&r->proc, q->target, &mode, &r->target);
 	r->loads = r->target.ok;
 	r->dlerror = r->target.dlerror;
+	constructor_assumptions(s, r, &r->target);
 	return ST_OK;
 }
 
@@ -689,8 +766,9 @@ static struct finding *convert(struct conv *c, const struct failure *fl, bool fi
 	case FAIL_STATIC_TLS:
 		f = finding_add(L, "static-tls-exhausted", sev, fl->path);
 		finding_title(L, f, "%s", fl->dlerror);
-		finding_line(L, f, "it uses initial-exec TLS; a dlopen'ed object may take at most "
-				   "512 bytes of static TLS (glibc.rtld.optional_static_tls)");
+		finding_line(L, f, "it uses initial-exec TLS; dlopen()ed objects share what is left of the "
+				   "static TLS block, about 1664 bytes by default (the surplus: "
+				   "glibc.rtld.optional_static_tls and glibc.rtld.nns)");
 		finding_fix(L, f, "load it at process start (LD_PRELOAD), or raise "
 				  "GLIBC_TUNABLES=glibc.rtld.optional_static_tls");
 		val_set_str(a, f->fields, "path", fl->path);
@@ -831,34 +909,65 @@ static void convert_result(struct conv *c, const struct dlopen_result *dr)
 		}
 }
 
+/* One finding for a start-up the loader ends: its own text, and each failure. */
+static void process_cannot_start(struct scan *s, const struct why_request *q, struct why_result *r)
+{
+	struct findings *L = &s->findings;
+	struct arena *a = &s->arena;
+	const struct process *p = &r->proc;
+	struct finding *f = finding_add(L, "process-cannot-start", SEV_ERROR, q->exe);
+	const char *first = p->startup_error;
+	size_t cut = strcspn(first, "\n");
+	finding_title(L, f, "the process %s cannot start: %.*s", q->exe, (int)cut, first);
+	finding_line(L, f, "the loader prints this and exits with status %d before main() runs; "
+			   "no dlopen() happens", p->startup_exit);
+	for (size_t i = 0; i < p->nstartup_fail; i++) {
+		const struct failure *fl = &p->startup_fail[i];
+		if (!fl->loads_anyway && fl->dlerror && (fl->kind == FAIL_NOT_FOUND || fl->kind == FAIL_VERSION))
+			finding_line(L, f, "%s (found: %s)", fl->dlerror,
+				     fl->provider ? found_how_name(fl->provider->how) : "not found");
+	}
+	val_set_str(a, f->fields, "dlerror", p->startup_error);
+	val_set_int(a, f->fields, "exit_status", p->startup_exit);
+	f->first_error = true;
+	f->guess = false;
+}
+
 void why_findings(struct scan *s, const struct why_request *q, struct why_result *r)
 {
 	struct findings *L = &s->findings;
 	struct arena *a = &s->arena;
-	if (r->target_unreadable) {
+	if (r->target_unreadable && r->target_skipped) {
 		struct finding *f = finding_add(L, "unreadable", SEV_ERROR, q->target);
 		finding_title(L, f, "cannot read %s: %s", q->target, r->unreadable_reason);
 		val_set_str(a, f->fields, "path", q->target);
 		val_set_str(a, f->fields, "reason", r->unreadable_reason);
 	}
 	struct conv c = { .s = s, .r = r, .q = q };
-	for (size_t i = 0; i < r->proc.nstartup_fail; i++) {
-		const struct failure *fl = &r->proc.startup_fail[i];
-		if (fl->loads_anyway)
-			continue;
-		struct finding *f = finding_add(L, "process-cannot-start", SEV_ERROR, q->exe);
-		finding_title(L, f, "the process %s itself would not start: %s", q->exe, fl->dlerror);
-		val_set_str(a, f->fields, "dlerror", fl->dlerror);
-		f->guess = false;
+	if (r->process_cannot_start) {
+		process_cannot_start(s, q, r);
+		return;
 	}
 	for (size_t i = 0; i < r->npre; i++) {
 		c.context = arena_printf(a, "while preloading %s", r->pre[i].path);
 		convert_result(&c, &r->pre[i].r);
 	}
+	if (r->from_loaded) {
+		c.context = arena_printf(a, "while loading %s, the caller of dlopen", r->from.path);
+		c.is_target = !r->from.r.ok;
+		convert_result(&c, &r->from.r);
+	}
 	c.context = NULL;
 	c.is_target = true;
-	if (!r->target_unreadable)
+	if (!r->target_skipped)
 		convert_result(&c, &r->target);
+	if (r->target.noload_absent) {
+		struct finding *f = finding_add(L, "not-loaded-noload", SEV_ERROR, q->target);
+		finding_title(L, f, "%s is not loaded, and RTLD_NOLOAD does not load it", q->target);
+		finding_line(L, f, "dlopen returns NULL and dlerror() returns NULL: no error is set");
+		val_set_str(a, f->fields, "path", q->target);
+		f->first_error = true;
+	}
 	(void)errno;
 }
 

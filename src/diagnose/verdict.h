@@ -32,6 +32,8 @@ struct why_request {
 	const struct why_preload *preload;
 	size_t npreload;
 	struct proc_options opt;
+	const char *from;		/* the object dlopen is called from; NULL: the executable */
+	bool noload, deepbind;		/* RTLD_NOLOAD, RTLD_DEEPBIND for the target */
 	/* Optional, for callers that judge many targets in one scan: */
 	struct cxx_index *cxx;		/* export index to share; NULL: one per why_findings call */
 	const struct torch_identity *torch;	/* the installed torch; NULL: looked for near the target */
@@ -54,6 +56,13 @@ struct why_result {
 	const char *dlerror;
 	bool target_unreadable;		/* exit status 3 */
 	const char *unreadable_reason;
+	bool target_skipped;		/* the target's dlopen was not modelled */
+	bool process_cannot_start;	/* the executable fails its own start-up */
+	struct why_preload_result from;	/* the --from object, when it was loaded for the call */
+	bool from_loaded;		/* from.r is the dlopen that loaded it */
+	/* const char *: what the verdict assumes about this load (constructors
+	 * that may dlopen or call what does not resolve) */
+	struct ptrvec assumptions;
 };
 
 /* ST_OK unless the process itself could not be modelled (d says why). */

@@ -321,6 +321,8 @@ static void read_dynamic_entries(struct arena *a, struct elf_file *ef, struct by
 		case DT_AUXILIARY_: push_u64(a, &r->aux, &r->naux, val); break;
 		case DT_STRTAB_: r->strtab = val; r->has_strtab = true; break;
 		case DT_STRSZ_: r->strsz = val; break;
+		case DT_INIT_: ef->has_constructors |= val != 0; break;
+		case DT_INIT_ARRAYSZ_: ef->has_constructors |= val != 0; break;
 		case DT_SYMTAB_: r->symtab = val; r->has_symtab = true; break;
 		case DT_SYMENT_: r->syment = val; break;
 		case DT_HASH_: r->hash = val; r->has_hash = true; break;
@@ -362,6 +364,13 @@ static const char *dynstr_at(struct elf_file *ef, uint64_t off)
 	const char *s;
 	if (bytes_cstr(&ef->dynstr, off, &s, NULL))
 		return s;
+	/* glibc reads these strings at DT_STRTAB + offset and never looks at
+	 * DT_STRSZ (patchelf 0.14 wrote entries past it): so does the model,
+	 * as far as the file goes. */
+	if (bytes_cstr(&ef->dynstr_beyond, off, &s, NULL)) {
+		note_problem(ef, off, "dynamic string past DT_STRSZ (the loader uses it)");
+		return s;
+	}
 	note_problem(ef, off, "dynamic string outside the string table");
 	return NULL;
 }
@@ -736,7 +745,8 @@ bool elf_sym(const struct elf_file *ef, uint32_t idx, struct elf_sym *out)
 	/* elf_sym_head proved the record is there; the name is its first word. */
 	uint32_t name = elf_load_u32(bytes_at(&ef->dynsym, (uint64_t)idx * ef->syment, 4),
 				     ef->big_endian);
-	if (!bytes_cstr(&ef->dynstr, name, &out->name, NULL))
+	if (!bytes_cstr(&ef->dynstr, name, &out->name, NULL) &&
+	    !bytes_cstr(&ef->dynstr_beyond, name, &out->name, NULL))	/* glibc ignores DT_STRSZ */
 		out->name = "";
 	if (ef->versym.len)
 		bytes_u16(&ef->versym, (uint64_t)idx * 2, &out->versym);
@@ -747,8 +757,9 @@ const char *elf_sym_name(const struct elf_file *ef, uint32_t idx)
 {
 	uint32_t name;
 	const char *s;
-	if (idx >= ef->nsyms || !bytes_u32(&ef->dynsym, (uint64_t)idx * ef->syment, &name) ||
-	    !bytes_cstr(&ef->dynstr, name, &s, NULL))
+	if (idx >= ef->nsyms || !bytes_u32(&ef->dynsym, (uint64_t)idx * ef->syment, &name))
+		return "";
+	if (!bytes_cstr(&ef->dynstr, name, &s, NULL) && !bytes_cstr(&ef->dynstr_beyond, name, &s, NULL))
 		return "";
 	return s;
 }
@@ -824,6 +835,7 @@ static void read_dynamic(struct arena *a, struct elf_file *ef)
 				size = ef->raw.len - off;
 			}
 			bytes_sub(&ef->raw, off, size, &ef->dynstr);
+			bytes_sub(&ef->raw, off, ef->raw.len - off, &ef->dynstr_beyond);
 		} else {
 			note_problem(ef, r.strtab, "dynamic string table outside the file");
 		}
@@ -883,6 +895,7 @@ enum status elf_parse(struct arena *a, struct bytes raw, const char *path, struc
 			ef->has_tls = true;
 			ef->tls_memsz = s->memsz;
 			ef->tls_align = s->align;
+			ef->tls_vaddr = s->vaddr;
 		} else if (s->type == PT_GNU_STACK_) {
 			ef->has_gnu_stack = true;
 			ef->gnu_stack_flags = s->flags;

@@ -52,9 +52,9 @@ enum {
 enum {
 	DT_NULL_ = 0, DT_NEEDED_ = 1, DT_PLTRELSZ_ = 2, DT_HASH_ = 4, DT_STRTAB_ = 5,
 	DT_SYMTAB_ = 6, DT_RELA_ = 7, DT_RELASZ_ = 8, DT_RELAENT_ = 9, DT_STRSZ_ = 10,
-	DT_SYMENT_ = 11, DT_SONAME_ = 14, DT_RPATH_ = 15, DT_SYMBOLIC_ = 16, DT_REL_ = 17,
+	DT_SYMENT_ = 11, DT_INIT_ = 12, DT_SONAME_ = 14, DT_RPATH_ = 15, DT_SYMBOLIC_ = 16, DT_REL_ = 17,
 	DT_RELSZ_ = 18, DT_RELENT_ = 19, DT_PLTREL_ = 20, DT_TEXTREL_ = 22, DT_JMPREL_ = 23,
-	DT_BIND_NOW_ = 24, DT_RUNPATH_ = 29, DT_FLAGS_ = 30, DT_RELRSZ_ = 35, DT_RELR_ = 36,
+	DT_BIND_NOW_ = 24, DT_INIT_ARRAYSZ_ = 27, DT_RUNPATH_ = 29, DT_FLAGS_ = 30, DT_RELRSZ_ = 35, DT_RELR_ = 36,
 	DT_GNU_HASH_ = 0x6ffffef5, DT_VERSYM_ = 0x6ffffff0, DT_RELACOUNT_ = 0x6ffffff9,
 	DT_RELCOUNT_ = 0x6ffffffa, DT_FLAGS_1_ = 0x6ffffffb, DT_VERDEF_ = 0x6ffffffc,
 	DT_VERDEFNUM_ = 0x6ffffffd, DT_VERNEED_ = 0x6ffffffe, DT_VERNEEDNUM_ = 0x6fffffff,
@@ -152,6 +152,8 @@ struct elf_file {
 	bool hashed_names;
 	bool exports_unknown;	/* DT_ABISCOPE_PARTIAL */
 	struct bytes dynstr;
+	struct bytes dynstr_beyond;	/* DT_STRTAB to the end of the file, ignoring DT_STRSZ */
+	bool has_constructors;		/* DT_INIT or a non-empty DT_INIT_ARRAY */
 
 	/* dynamic symbols */
 	struct bytes dynsym;
@@ -180,7 +182,7 @@ struct elf_file {
 	/* other load-relevant facts */
 	const char *interp;
 	bool has_tls;
-	uint64_t tls_memsz, tls_align;
+	uint64_t tls_memsz, tls_align, tls_vaddr;
 	bool has_gnu_stack;
 	uint32_t gnu_stack_flags;
 

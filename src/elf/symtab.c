@@ -214,9 +214,18 @@ static void add_ref(struct ref_builder *rb, uint32_t type, uint32_t symidx, bool
 	uint8_t kind = rb->symkind[symidx];
 	if (kind == SYM_UNSEEN)
 		kind = rb->symkind[symidx] = classify_sym(rb->ef, symidx);
+	uint8_t cls = class_of(rm, type);
+	if (kind == SYM_SKIP && cls == RELOC_CLASS_COPY) {
+		/* A copy relocation's symbol is defined in the executable (its
+		 * copy), yet the loader looks it up elsewhere (skipping the
+		 * executable): it must be defined by a library. */
+		struct elf_sym cs;
+		if (elf_sym_head(rb->ef, symidx, &cs) && cs.bind != STB_LOCAL_ &&
+		    cs.visibility != STV_HIDDEN_ && cs.visibility != STV_INTERNAL_)
+			kind = SYM_LOOKUP;
+	}
 	if (kind == SYM_SKIP)
 		return;
-	uint8_t cls = class_of(rm, type);
 	bool deferrable = in_plt_range && rm && type == rm->jump_slot;
 	uint32_t *slot = rb->slot[cls];
 	if (!slot) {

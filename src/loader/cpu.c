@@ -2,7 +2,10 @@
  * cpu.c: the CPU facts glibc's loader derives from CPUID, computed the
  * same way (sysdeps/x86/cpu-features.c, get-isa-level.h of glibc 2.36):
  * the x86-64 ISA levels that activate glibc-hwcaps subdirectories, the
- * "haswell"/"xeon_phi" platform and the avx512_1 legacy hwcap.
+ * "haswell"/"xeon_phi" platform and the avx512_1 legacy hwcap.  Features
+ * switched off by glibc.cpu.hwcaps are removed where glibc removes them:
+ * after the "usable" bits are set and before the ISA level, the platform
+ * and the hwcap are derived (cpu-features.c init_cpu_features).
  */
 #include "loader/ldso.h"
 #include "loader/cpu.h"
@@ -17,7 +20,7 @@ static uint64_t xgetbv0(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
-void cpu_x86_probe(struct cpu_x86 *c)
+void cpu_x86_probe_masked(struct cpu_x86 *c, uint32_t off)
 {
 	memset(c, 0, sizeof *c);
 	unsigned a, b, cx, d, maxleaf;
@@ -62,6 +65,30 @@ void cpu_x86_probe(struct cpu_x86 *c)
 	avx512vl = avx512vl && zmm_ok;
 	avx512er = avx512er && zmm_ok;
 	avx512pf = avx512pf && zmm_ok;
+	bool xsave = osxsave && (cx >> 26 & 1), xsavec = false;
+	if (osxsave && maxleaf >= 0xd) {
+		unsigned ad, bd, cd, dd;
+		__cpuid_count(0xd, 1, ad, bd, cd, dd);
+		xsavec = ad >> 1 & 1;
+	}
+
+	/* TUNABLE_CALLBACK (set_hwcaps), then what init_cpu_features unsets
+	 * with it: XSAVE features without OSXSAVE, and every AVX feature when
+	 * neither XSAVE nor XSAVEC is usable. */
+#define OFF(flag, var) if (off & (flag)) var = false
+	OFF(CPUF_CMOV, cmov); OFF(CPUF_CX8, cx8); OFF(CPUF_SSE2, sse2); OFF(CPUF_POPCNT, popcnt);
+	OFF(CPUF_SSE4_1, sse41); OFF(CPUF_SSE4_2, sse42); OFF(CPUF_SSSE3, ssse3); OFF(CPUF_AVX, avx);
+	OFF(CPUF_AVX2, avx2); OFF(CPUF_FMA, fma); OFF(CPUF_LZCNT, lzcnt); OFF(CPUF_MOVBE, movbe);
+	OFF(CPUF_BMI1, bmi1); OFF(CPUF_BMI2, bmi2); OFF(CPUF_OSXSAVE, osxsave); OFF(CPUF_XSAVE, xsave);
+	OFF(CPUF_XSAVEC, xsavec); OFF(CPUF_AVX512F, avx512f); OFF(CPUF_AVX512CD, avx512cd);
+	OFF(CPUF_AVX512BW, avx512bw); OFF(CPUF_AVX512DQ, avx512dq); OFF(CPUF_AVX512ER, avx512er);
+	OFF(CPUF_AVX512PF, avx512pf); OFF(CPUF_AVX512VL, avx512vl);
+#undef OFF
+	if (!osxsave)
+		xsave = xsavec = false;
+	if (!xsave && !xsavec)
+		avx = avx2 = fma = f16c = avx512f = avx512cd = avx512er = avx512pf = avx512vl =
+			avx512dq = avx512bw = false;
 
 	bool base = cmov && cx8 && fpu && fxsr && mmx && sse && sse2;
 	bool v2 = base && cx16 && lahf && popcnt && sse3 && sse41 && sse42 && ssse3;
@@ -87,25 +114,67 @@ void cpu_x86_probe(struct cpu_x86 *c)
 	c->known = true;
 }
 #else
-void cpu_x86_probe(struct cpu_x86 *c)
+void cpu_x86_probe_masked(struct cpu_x86 *c, uint32_t off)
 {
+	(void)off;
 	memset(c, 0, sizeof *c);
 }
 #endif
+
+void cpu_x86_probe(struct cpu_x86 *c)
+{
+	cpu_x86_probe_masked(c, 0);
+}
+
+uint32_t cpu_x86_hwcaps_off(const char *value)
+{
+	static const struct {
+		const char *name;
+		uint32_t flag;
+	} names[] = {
+		{ "CMOV", CPUF_CMOV }, { "CX8", CPUF_CX8 }, { "SSE2", CPUF_SSE2 },
+		{ "POPCNT", CPUF_POPCNT }, { "SSE4_1", CPUF_SSE4_1 }, { "SSE4_2", CPUF_SSE4_2 },
+		{ "SSSE3", CPUF_SSSE3 }, { "AVX", CPUF_AVX }, { "AVX2", CPUF_AVX2 }, { "FMA", CPUF_FMA },
+		{ "LZCNT", CPUF_LZCNT }, { "MOVBE", CPUF_MOVBE }, { "BMI1", CPUF_BMI1 },
+		{ "BMI2", CPUF_BMI2 }, { "OSXSAVE", CPUF_OSXSAVE }, { "XSAVE", CPUF_XSAVE },
+		{ "XSAVEC", CPUF_XSAVEC }, { "AVX512F", CPUF_AVX512F }, { "AVX512CD", CPUF_AVX512CD },
+		{ "AVX512BW", CPUF_AVX512BW }, { "AVX512DQ", CPUF_AVX512DQ },
+		{ "AVX512ER", CPUF_AVX512ER }, { "AVX512PF", CPUF_AVX512PF },
+		{ "AVX512VL", CPUF_AVX512VL },
+	};
+	uint32_t off = 0;
+	const char *p = value ? value : "";
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		if (len > 1 && p[0] == '-')
+			for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+				if (strlen(names[i].name) == len - 1 && !memcmp(p + 1, names[i].name, len - 1))
+					off |= names[i].flag;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return off;
+}
 
 size_t cpu_x86_hwcaps_active(const char **out, size_t max, uint32_t *isa_1)
 {
 	struct cpu_x86 c;
 	cpu_x86_probe(&c);
-	*isa_1 = c.isa_1;
+	return cpu_x86_hwcaps_of(&c, out, max, isa_1);
+}
+
+size_t cpu_x86_hwcaps_of(const struct cpu_x86 *c, const char **out, size_t max, uint32_t *isa_1)
+{
+	*isa_1 = c->isa_1;
 	size_t n = 0;
 	/* glibc's _dl_hwcaps_subdirs_active: v2 needed before v3, v3 before v4;
 	 * priority order is best first. */
-	if ((c.isa_1 & 8) && n < max)
+	if ((c->isa_1 & 8) && n < max)
 		out[n++] = "x86-64-v4";
-	if ((c.isa_1 & 4) && n < max)
+	if ((c->isa_1 & 4) && n < max)
 		out[n++] = "x86-64-v3";
-	if ((c.isa_1 & 2) && n < max)
+	if ((c->isa_1 & 2) && n < max)
 		out[n++] = "x86-64-v2";
 	return n;
 }

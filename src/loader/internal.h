@@ -20,6 +20,7 @@ struct search_result {
 	enum failure_kind fail;
 	const char *fail_path;		/* the candidate that stopped the search */
 	const char *fail_msg;		/* its message ("invalid ELF header") */
+	int fail_err;			/* the errno in that message, 0 if none */
 	int err;			/* errno for "cannot open shared object file" */
 	bool other_class;
 	bool ok;

@@ -1,5 +1,4 @@
 #include "loader/ldso.h"
-#include "loader/cpu.h"
 
 #include <stdarg.h>
 
@@ -204,41 +203,6 @@ static const char *dst_lib_from(struct arena *a, const char *first_dir)
 	return arena_strdup(a, base);
 }
 
-/*
- * Legacy hwcaps subdirectories (glibc <= 2.36): the power set of the
- * hwcap strings, the platform and "tls", in _dl_important_hwcaps order:
- * masks from all-set down to empty, components from the highest index.
- */
-static void add_legacy_capstr(struct arena *a, struct ldso_facts *f, const char **temp, size_t cnt,
-			      struct ptrvec *out)
-{
-	size_t total = (size_t)1 << cnt;
-	for (size_t k = 0; k < total; k++) {
-		size_t mask = total - 1 - k;
-		char buf[256];
-		size_t o = 0;
-		for (size_t i = cnt; i-- > 0;) {
-			if (!(mask & ((size_t)1 << i)))
-				continue;
-			int w = snprintf(buf + o, sizeof buf - o, "%s/", temp[i]);
-			if (w > 0)
-				o += (size_t)w;
-		}
-		buf[o < sizeof buf ? o : sizeof buf - 1] = '\0';
-		ptrvec_push(a, out, arena_strdup(a, buf));
-	}
-	(void)f;
-}
-
-static uint32_t hwcaps_priority_cb(void *ctx, const char *name)
-{
-	const struct ldso_facts *f = ctx;
-	for (size_t i = 0; i < f->nhwcaps_active; i++)
-		if (str_eq(f->hwcaps_active[i], name))
-			return (uint32_t)(i + 1);
-	return 0;
-}
-
 void ldso_facts_load(struct arena *a, struct objcache *oc, const char *interp, uint16_t machine,
 		     bool is64, struct ldso_facts *f)
 {
@@ -275,56 +239,6 @@ void ldso_facts_load(struct arena *a, struct objcache *oc, const char *interp, u
 	}
 	f->dst_lib = dst_lib_from(a, f->system_dirs[0]);
 
-	/* CPU-dependent facts. */
-	struct cpu_x86 cpu;
-	memset(&cpu, 0, sizeof cpu);
-	bool host_x86 = false;
-#if defined(__x86_64__) || defined(__i386__)
-	host_x86 = true;
-#endif
-	if (machine == EM_X86_64_ && host_x86)
-		cpu_x86_probe(&cpu);
-	if (machine == EM_X86_64_) {
-		f->platform = cpu.platform ? cpu.platform : "x86_64";
-	} else {
-		f->platform = elf_machine_name(machine);
-		note(a, f, "$PLATFORM assumed to be \"%s\"", f->platform);
-	}
-	f->isa_1 = cpu.isa_1;
-
-	struct ptrvec caps;
-	memset(&caps, 0, sizeof caps);
-	bool hwcaps_dirs = ldso_glibc_at_least(f, 2, 33);
-	if (machine == EM_X86_64_ && is64 && hwcaps_dirs && (have_hwcaps_string || !have_bytes)) {
-		const char *act[3];
-		uint32_t isa;
-		size_t n = cpu.known ? cpu_x86_hwcaps_active(act, 3, &isa) : 0;
-		f->hwcaps_active = arena_calloc(a, n ? n : 1, sizeof(char *));
-		for (size_t i = 0; i < n; i++) {
-			f->hwcaps_active[i] = act[i];
-			ptrvec_push(a, &caps, arena_printf(a, "glibc-hwcaps/%s/", act[i]));
-		}
-		f->nhwcaps_active = n;
-	} else if (hwcaps_dirs && machine != EM_X86_64_) {
-		note(a, f, "glibc-hwcaps subdirectories of %s are not modelled", elf_machine_name(machine));
-	}
-	if (!ldso_glibc_at_least(f, 2, 37)) {
-		const char *temp[4];
-		size_t cnt = 0;
-		if (machine == EM_X86_64_ && is64) {
-			temp[cnt++] = "x86_64";
-			if (cpu.avx512_1)
-				temp[cnt++] = "avx512_1";
-		}
-		temp[cnt++] = f->platform;
-		temp[cnt++] = "tls";
-		add_legacy_capstr(a, f, temp, cnt, &caps);
-	} else {
-		ptrvec_push(a, &caps, arena_strdup(a, ""));
-	}
-	f->capstr = (const char **)caps.item;
-	f->ncapstr = caps.n;
-
 	/* ld.so.cache */
 	f->cache_path = "/etc/ld.so.cache";
 	diag_clear(&f->cache_diag);
@@ -333,23 +247,7 @@ void ldso_facts_load(struct arena *a, struct objcache *oc, const char *interp, u
 		struct bytes cb = bytes_make(co->map.data, co->map.len, false);
 		f->has_cache = ldcache_parse(a, cb, f->cache_path, &f->cache, &f->cache_diag) == ST_OK;
 	}
-	struct ldcache_query *q = &f->cache_query;
-	q->expected_flags = cache_flags_for(machine, is64, &q->any_elf_flag);
-	q->legacy_hwcaps = !ldso_glibc_at_least(f, 2, 37);
-	if (machine == EM_X86_64_ && is64) {
-		uint64_t dl_hwcap = 2 | (cpu.avx512_1 ? 4 : 0);	/* HWCAP_X86_64 | AVX512_1 */
-		q->platform_mask = 0xfull << 48;
-		uint64_t plat = 0;
-		if (cpu.platform && str_eq(cpu.platform, "haswell"))
-			plat = 1ull << (48 + 2);
-		else if (cpu.platform && str_eq(cpu.platform, "xeon_phi"))
-			plat = 1ull << (48 + 3);
-		q->platform_bit = plat;
-		q->hwcap_exclude = ~(dl_hwcap | q->platform_mask | (1ull << 63));
-	} else {
-		q->hwcap_exclude = ~(1ull << 63);
-	}
-	q->isa_1 = cpu.isa_1;
-	q->hwcaps_priority = hwcaps_priority_cb;
-	q->ctx = f;
+	f->x86_hwcaps_names = have_hwcaps_string || !have_bytes;
+	f->cache_query.expected_flags = cache_flags_for(machine, is64, &f->cache_query.any_elf_flag);
+	ldso_cpu_facts(a, f, 0, LDSO_HWCAP_MASK_DEFAULT);
 }

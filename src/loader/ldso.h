@@ -39,6 +39,9 @@ struct ldso_facts {
 	const char **hwcaps_active;	/* active glibc-hwcaps names, best first */
 	size_t nhwcaps_active;
 	uint32_t isa_1;			/* x86 ISA level bits of this CPU */
+	bool x86_hwcaps_names;		/* the loader knows the x86-64-vN names */
+	uint64_t hwcap_mask;		/* glibc.cpu.hwcap_mask in effect */
+	uint32_t cpu_off;		/* CPU features glibc.cpu.hwcaps switched off */
 
 	const char *cache_path;
 	bool has_cache;
@@ -70,6 +73,16 @@ bool ldso_glibc_at_least(const struct ldso_facts *f, int maj, int min);
 
 /* The default PT_INTERP path for a machine, e.g. /lib64/ld-linux-x86-64.so.2. */
 const char *ldso_default_interp(uint16_t machine, bool is64);
+
+/*
+ * The facts that depend on the CPU: $PLATFORM, the glibc-hwcaps and
+ * legacy hwcaps subdirectories, the ld.so.cache hwcap filter.  cpu_off
+ * are features switched off (glibc.cpu.hwcaps, enum cpu_x86_feature),
+ * hwcap_mask is glibc.cpu.hwcap_mask.  ldso_facts_load calls it with the
+ * defaults; a caller with GLIBC_TUNABLES calls it again (hwcaps.c).
+ */
+#define LDSO_HWCAP_MASK_DEFAULT 6u	/* HWCAP_IMPORTANT: x86_64 | avx512_1 */
+void ldso_cpu_facts(struct arena *a, struct ldso_facts *f, uint32_t cpu_off, uint64_t hwcap_mask);
 
 /* The x86-64 ISA level names glibc would activate on this CPU, best first. */
 size_t cpu_x86_hwcaps_active(const char **out, size_t max, uint32_t *isa_1);

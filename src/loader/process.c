@@ -9,6 +9,7 @@
  * (RESOLVE_MAP: which references are looked up, lazy JUMP_SLOTs).
  */
 #include "loader/internal.h"
+#include "loader/tunables.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -104,9 +105,12 @@ static struct failure *fail_add(struct fail_list *fl, enum failure_kind k, struc
 	return f;
 }
 
-static const char *dso_filename(const struct lmap *m)
+/* DSO_FILENAME: the main program is named by argv[0]. */
+static const char *dso_filename(const struct process *p, const struct lmap *m)
 {
-	return m->name[0] ? m->name : "<main program>";
+	if (m->name[0])
+		return m->name;
+	return p->opt.argv0 ? p->opt.argv0 : m->path ? m->path : "<main program>";
 }
 
 /* ---- link maps ---- */
@@ -216,6 +220,8 @@ static const char *load_refusal(const struct process *p, const struct object *o,
 struct map_ctx {
 	struct fail_list *fails;
 	bool dlopen_mode;
+	bool noload;		/* RTLD_NOLOAD: the root is not mapped */
+	bool deepbind;		/* RTLD_DEEPBIND: marks every new map */
 };
 
 /*
@@ -245,6 +251,7 @@ static struct lmap *map_object(struct process *p, struct map_ctx *ctx, struct lm
 				f->name = arena_strdup(p->arena, name);
 				f->trace = trace;
 				f->path = sr.fail_path;
+				f->err = sr.fail == FAIL_NOT_FOUND ? sr.err : sr.fail_err;
 				if (sr.fail == FAIL_NOT_FOUND && sr.err)
 					f->dlerror = arena_printf(p->arena,
 								  "%s: cannot open shared object file: %s",
@@ -275,23 +282,27 @@ static struct lmap *map_object(struct process *p, struct map_ctx *ctx, struct lm
 		if (!exp || pr.outcome != PROBE_OK) {
 			enum failure_kind k = FAIL_NOT_FOUND;
 			const char *msg;
+			int ferr = 0;
 			if (exp && (pr.outcome == PROBE_FATAL || pr.outcome == PROBE_WOULD_BLOCK)) {
 				k = pr.outcome == PROBE_FATAL ? FAIL_INVALID : FAIL_WOULD_BLOCK;
 				msg = arena_printf(p->arena, "%s: %s", exp, pr.why ? pr.why : "cannot read file data");
+				ferr = pr.err;
 			} else if (exp && pr.outcome == PROBE_WRONG_CLASS) {
 				k = FAIL_WRONG_CLASS;
 				msg = arena_printf(p->arena, "%s: wrong ELF class: %s", name,
 						   p->facts.is64 ? "ELFCLASS32" : "ELFCLASS64");
 			} else {
 				int err = exp && pr.outcome != PROBE_WRONG_MACHINE ? pr.err : ENOENT;
+				ferr = err ? err : ENOENT;
 				msg = arena_printf(p->arena, "%s: cannot open shared object file: %s", name,
-						   loader_strerror(err ? err : ENOENT));
+						   loader_strerror(ferr));
 			}
 			struct failure *f = fail_add(ctx->fails, k, requester, true);
 			if (f) {
 				f->name = arena_strdup(p->arena, name);
 				f->path = exp;
 				f->dlerror = msg;
+				f->err = ferr;
 			}
 			return NULL;
 		}
@@ -315,19 +326,23 @@ static struct lmap *map_object(struct process *p, struct map_ctx *ctx, struct lm
 		add_name(p, m, name);
 		return m;
 	}
+	if (ctx->noload && callmap)
+		return NULL;	/* RTLD_NOLOAD: found, not loaded; dlopen returns NULL */
 	bool execstack;
 	const char *refusal = load_refusal(p, o, ctx->dlopen_mode, &execstack);
 	m = new_map(p, o, realname, name, callmap ? NULL : loader);
 	m->how = how;
 	m->via = via;
 	m->trace = trace;
+	m->deepbind = ctx->deepbind;
 	if (refusal) {
 		struct failure *f = fail_add(ctx->fails, execstack ? FAIL_EXECSTACK : FAIL_CANNOT_LOAD,
 					     requester, true);
 		if (f) {
 			f->name = arena_strdup(p->arena, name);
 			f->path = m->name;
-			f->dlerror = arena_printf(p->arena, "%s: %s", m->name, refusal);
+			/* _dl_map_object_from_fd names the object as requested */
+			f->dlerror = arena_printf(p->arena, "%s: %s", name, refusal);
 		}
 		return NULL;
 	}
@@ -400,7 +415,7 @@ static void map_deps(struct process *p, struct map_ctx *ctx, struct list *bfs)
 			bool aux = k >= ef->nfilter;
 			const char *name = aux ? ef->auxiliary[k - ef->nfilter] : ef->filter[k];
 			struct fail_list scratch = { p->arena, NULL, 0, 0, false, 0 };
-			struct map_ctx c2 = { aux ? &scratch : ctx->fails, ctx->dlopen_mode };
+			struct map_ctx c2 = { aux ? &scratch : ctx->fails, ctx->dlopen_mode, false, ctx->deepbind };
 			/* an auxiliary filter that fails to load is ignored (dl-deps.c) */
 			struct lmap *dep = map_object(p, &c2, l, name, false, l);
 			if (dep && !list_has(bfs, dep))
@@ -422,8 +437,11 @@ static struct lmap *find_needed(struct process *p, const char *name, struct lmap
 	return NULL;
 }
 
+/* verbose: start-up's check, which reports every failure, weak ones and
+ * providers without version information included (rtld.c, dl-version.c
+ * match_symbol with verbose set). */
 static void check_versions(struct process *p, struct fail_list *fails, struct lmap *l,
-			   struct lmap **sl, size_t nsl)
+			   struct lmap **sl, size_t nsl, bool verbose)
 {
 	const struct object *o = l->obj;
 	if (o->kind != OBJ_ELF || !o->elf_ok)
@@ -446,8 +464,13 @@ static void check_versions(struct process *p, struct fail_list *fails, struct lm
 					f->name = vn->file;
 					f->version = x->name;
 					f->provider = prov;
+					f->dlerror = arena_printf(p->arena, "%s: no version information available "
+								  "(required by %s)", dso_filename(p, prov),
+								  dso_filename(p, l));
 				}
-				break;
+				if (!verbose)
+					break;
+				continue;
 			}
 			bool found = false;
 			for (size_t d = 0; d < pf->nverdef; d++)
@@ -466,8 +489,8 @@ static void check_versions(struct process *p, struct fail_list *fails, struct lm
 			f->provider = prov;
 			f->path = prov->name;
 			f->dlerror = arena_printf(p->arena, "%s: %sversion `%s' not found (required by %s)",
-						  dso_filename(prov), weak ? "weak " : "", x->name,
-						  dso_filename(l));
+						  dso_filename(p, prov), weak ? "weak " : "", x->name,
+						  dso_filename(p, l));
 		}
 	}
 }
@@ -552,24 +575,83 @@ static void ref_version(const struct elf_file *ef, const struct elf_vslot *vs, s
 	*has = true;
 }
 
-static size_t static_tls_use(const struct elf_file *ef)
+/* x86-64's TLS_TCB_ALIGN: the static block's alignment at least. */
+#define TLS_TCB_ALIGN_ASSUMED 64u
+
+static size_t round_up(size_t v, size_t align)
 {
-	if (!ef->has_tls || !(ef->dt_flags & DF_STATIC_TLS_) || ef->tls_memsz == 0)
-		return 0;
-	size_t align = ef->tls_align ? (size_t)ef->tls_align : 1;
-	return (size_t)((ef->tls_memsz + align - 1) / align * align);
+	return (v + align - 1) / align * align;
 }
 
+static size_t tls_align_of(const struct elf_file *ef)
+{
+	return ef->tls_align ? (size_t)ef->tls_align : 1;
+}
+
+/*
+ * _dl_determine_tlsoffset (TLS_TCB_AT_TP): the initial TLS block of the
+ * objects loaded at start-up, laid out in load order with the holes that
+ * alignment leaves reused, then the surplus (glibc.rtld.nns,
+ * glibc.rtld.optional_static_tls) rounded up to the block's alignment.
+ */
+static void static_tls_layout(struct process *p, struct lmap **maps, size_t n, size_t surplus)
+{
+	size_t max_align = TLS_TCB_ALIGN_ASSUMED, offset = 0, freetop = 0, freebottom = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct object *o = maps[i]->obj;
+		if (o->kind != OBJ_ELF || !o->elf_ok || !o->elf.has_tls)
+			continue;
+		const struct elf_file *ef = &o->elf;
+		size_t align = tls_align_of(ef), size = (size_t)ef->tls_memsz;
+		size_t firstbyte = (size_t)(-(ef->tls_vaddr & (align - 1)) & (align - 1));
+		max_align = MAX(max_align, align);
+		if (freebottom - freetop >= size) {
+			size_t off = round_up(freetop + size - firstbyte, align) + firstbyte;
+			if (off <= freebottom) {
+				freetop = off;
+				continue;
+			}
+		}
+		size_t off = round_up(offset + size - firstbyte, align) + firstbyte;
+		if (off > offset + size + (freebottom - freetop)) {
+			freetop = offset;
+			freebottom = off - size;
+		}
+		offset = off;
+	}
+	p->static_tls_used = offset;
+	p->static_tls_size = round_up(offset + surplus, max_align);
+	p->static_tls_align = max_align;
+}
+
+/* _dl_try_allocate_static_tls for an object whose initial-exec TLS
+ * relocations need a static offset (DF_STATIC_TLS); false: no room. */
+static bool static_tls_take(struct process *p, const struct elf_file *ef)
+{
+	size_t align = tls_align_of(ef);
+	if (align > p->static_tls_align || p->static_tls_used > p->static_tls_size)
+		return false;
+	size_t freebytes = p->static_tls_size - p->static_tls_used;
+	size_t fbo = (size_t)(ef->tls_vaddr & (align - 1));
+	size_t blsize = (size_t)ef->tls_memsz + fbo;
+	if (freebytes < blsize)
+		return false;
+	size_t nblk = (freebytes - blsize) / align;
+	p->static_tls_used += freebytes - nblk * align - fbo;
+	return true;
+}
+
+/* startup: the executable's start, whose TLS is all in the initial block. */
 static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
-		     struct lmap **sl, size_t nsl)
+		     struct lmap **sl, size_t nsl, bool startup)
 {
 	struct object *o = l->obj;
 	if (o->kind != OBJ_ELF || !o->elf_ok)
 		return;
 	const struct elf_file *ef = &o->elf;
-	size_t tls = static_tls_use(ef);
-	if (tls) {
-		if (tls > p->static_tls_optional) {
+	bool needs_static_tls = !startup && ef->has_tls && (ef->dt_flags & DF_STATIC_TLS_) && ef->tls_memsz;
+	if (needs_static_tls) {
+		if (!static_tls_take(p, ef)) {
 			struct failure *f = fail_add(fails, FAIL_STATIC_TLS, l, true);
 			if (f) {
 				f->name = l->name;
@@ -577,16 +659,16 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 				f->dlerror = arena_printf(p->arena, "%s: cannot allocate memory in static TLS block",
 							  l->name);
 			}
-		} else {
-			p->static_tls_optional -= tls;
 		}
 	}
 	const struct elf_refs *refs = object_refs(p->oc, o);
 	const struct elf_vslot *vs;
 	size_t nvs = object_vslots(p->oc, o, &vs);
 	bool lazy = p->opt.lazy && !object_bind_now(p, ef);
-	struct lmap **const scopes[2] = { (struct lmap **)p->global.item, sl };
-	const size_t scope_n[2] = { p->global.n, nsl };
+	/* l_scope: the global scope, then the local one; RTLD_DEEPBIND swaps them. */
+	struct lmap **const scopes[2] = { l->deepbind ? sl : (struct lmap **)p->global.item,
+					  l->deepbind ? (struct lmap **)p->global.item : sl };
+	const size_t scope_n[2] = { l->deepbind ? nsl : p->global.n, l->deepbind ? p->global.n : nsl };
 	/* refs are in glibc's processing order, names and hashes decoded once
 	 * per object (symtab.h), so a rebind in another process is lookups only. */
 	for (size_t i = 0; i < refs->n; i++) {
@@ -635,7 +717,7 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 			f->version = ver.name;
 			f->version_file = ver.filename;
 		}
-		f->dlerror = arena_printf(p->arena, "%s: undefined symbol: %s%s%s", dso_filename(l), sym.name,
+		f->dlerror = arena_printf(p->arena, "%s: undefined symbol: %s%s%s", dso_filename(p, l), sym.name,
 					  hasver ? ", version " : "", hasver ? ver.name : "");
 	}
 }
@@ -787,6 +869,90 @@ static void link_causes(struct process *p, struct fail_list *fl)
 	}
 }
 
+/* ---- the executable's own start (rtld.c dl_main) ---- */
+
+/* elf/dl-minimal.c __strerror_r: ld.so knows a few messages by heart and
+ * prints "Error N" for the rest, until libc is there. */
+static const char *rtld_strerror(struct arena *a, int err)
+{
+	switch (err) {
+	case ENOMEM: return "Cannot allocate memory";
+	case EINVAL: return "Invalid argument";
+	case ENOENT: return "No such file or directory";
+	case EPERM: return "Operation not permitted";
+	case EIO: return "Input/output error";
+	case EACCES: return "Permission denied";
+	}
+	return arena_printf(a, "Error %d", err);
+}
+
+/* A failure's message as ld.so prints it before libc is loaded. */
+static const char *rtld_message(struct process *p, const struct failure *f)
+{
+	const char *msg = f->dlerror ? f->dlerror : "";
+	if (!f->err)
+		return msg;
+	const char *full = loader_strerror(f->err);
+	size_t ml = strlen(msg), fl = strlen(full);
+	if (ml < fl + 2 || strcmp(msg + ml - fl, full) != 0)
+		return msg;
+	return arena_printf(p->arena, "%.*s%s", (int)(ml - fl), msg, rtld_strerror(p->arena, f->err));
+}
+
+/*
+ * What the start-up does after mapping the executable's dependencies:
+ * the first mapping failure is fatal (fatal_error: "error while loading
+ * shared libraries", status 127); else every version requirement of every
+ * object is checked and every problem printed (print_missing_version),
+ * status 1 when one is not weak; else the objects are relocated, the
+ * dependencies first, lazily unless LD_BIND_NOW or the object's BIND_NOW
+ * says otherwise, and the first symbol that does not resolve is fatal
+ * ("symbol lookup error", status 127).
+ */
+static void startup_check(struct process *p, struct fail_list *fl, struct list *bfs)
+{
+	struct arena *a = p->arena;
+	const char *prog = p->opt.argv0 ? p->opt.argv0 : p->main->path;
+	if (fl->have_first) {
+		p->startup_error = arena_printf(a, "%s: error while loading shared libraries: %s", prog,
+						rtld_message(p, &fl->item[fl->first]));
+		p->startup_exit = 127;
+		return;
+	}
+	size_t before = fl->n;
+	for (size_t i = 0; i < p->maps.n; i++) {
+		struct lmap *m = p->maps.item[i];
+		check_versions(p, fl, m, bfs->item, bfs->n, true);
+	}
+	const char *lines = NULL;
+	for (size_t i = before; i < fl->n; i++)
+		if (fl->item[i].dlerror)
+			lines = arena_printf(a, "%s%s%s: %s", lines ? lines : "", lines ? "\n" : "", prog,
+					     fl->item[i].dlerror);
+	if (fl->have_first) {
+		p->startup_error = lines;
+		p->startup_exit = 1;
+		return;
+	}
+	struct lmap **sorted = arena_calloc(a, bfs->n ? bfs->n : 1, sizeof *sorted);
+	sort_initfini(a, bfs->item, bfs->n, p->main, sorted);
+	bool lazy = p->opt.lazy;
+	p->opt.lazy = true;	/* GLRO(dl_lazy): objects bind lazily unless told not to */
+	for (size_t i = bfs->n; i-- > 0 && !fl->have_first;) {
+		struct lmap *m = sorted[i];
+		if (m && !m->is_interp)
+			relocate(p, fl, m, bfs->item, bfs->n, true);
+	}
+	p->opt.lazy = lazy;
+	if (fl->have_first) {
+		const struct failure *f = &fl->item[fl->first];
+		p->startup_error = f->kind == FAIL_NO_VERSION_INFO
+			? f->dlerror
+			: arena_printf(a, "%s: symbol lookup error: %s", prog, f->dlerror);
+		p->startup_exit = 127;
+	}
+}
+
 /* ---- start-up ---- */
 
 static void setup_llp(struct process *p)
@@ -805,8 +971,7 @@ enum status proc_init(struct process *p, struct arena *a, struct objcache *oc,
 	p->oc = oc;
 	p->fs = oc->fs;
 	p->opt = *opt;
-	/* glibc's default optional static TLS surplus (rtld.optional_static_tls). */
-	p->static_tls_optional = 512;
+
 	struct object *eo = NULL;
 	uint16_t machine = EM_X86_64_;
 	bool is64 = true;
@@ -826,6 +991,9 @@ enum status proc_init(struct process *p, struct arena *a, struct objcache *oc,
 		machine = EM_AARCH64_;
 #endif
 	ldso_facts_load(a, oc, interp, machine, is64, &p->facts);
+	/* the static TLS surplus: 1664 bytes unless GLIBC_TUNABLES says */
+	size_t surplus = tunables_apply(a, opt->tunables, &p->facts, oc->preset_facts != NULL);
+	static_tls_layout(p, NULL, 0, surplus);
 
 	if (eo) {
 		p->main = arena_alloc(a, sizeof *p->main);
@@ -865,20 +1033,27 @@ enum status proc_init(struct process *p, struct arena *a, struct objcache *oc,
 	setup_llp(p);
 	if (p->main) {
 		struct fail_list fl = { a, NULL, 0, 0, false, 0 };
-		struct map_ctx ctx = { &fl, false };
+		struct map_ctx ctx = { &fl, false, false, false };
 		struct list bfs = { 0 };
 		list_push(a, &bfs, p->main);
 		map_deps(p, &ctx, &bfs);
 		for (size_t i = 0; i < bfs.n; i++) {
 			struct lmap *m = bfs.item[i];
-			m->global = m->relocated = m->versions_done = m->initial = true;
+			m->global = true;
 			ptrvec_push(a, &p->global, m);
+		}
+		static_tls_layout(p, bfs.item, bfs.n, surplus);
+		startup_check(p, &fl, &bfs);
+		for (size_t i = 0; i < bfs.n; i++) {
+			struct lmap *m = bfs.item[i];
+			m->relocated = m->versions_done = m->initial = true;
 		}
 		p->startup_fail = fl.item;
 		p->nstartup_fail = fl.n;
 	} else if (p->interp) {
 		p->interp->global = p->interp->relocated = p->interp->versions_done = true;
 		ptrvec_push(a, &p->global, p->interp);
+		static_tls_layout(p, &p->interp, 1, surplus);
 	}
 	if (p->interp)
 		p->interp->relocated = p->interp->versions_done = p->interp->initial = true;
@@ -892,15 +1067,39 @@ enum status proc_init(struct process *p, struct arena *a, struct objcache *oc,
 
 void proc_dlopen(struct process *p, const char *path, bool global, struct dlopen_result *r)
 {
+	struct dlopen_mode m = { global, false, false, NULL };
+	proc_dlopen_mode(p, path, &m, r);
+}
+
+struct lmap *proc_find_loaded(struct process *p, const char *path)
+{
+	struct lmap *m = find_loaded(p, path);
+	if (m)
+		return m;
+	struct diag d;
+	diag_clear(&d);
+	struct object *o = objcache_get(p->oc, path, &d);
+	return o ? find_loaded_file(p, o->dev, o->ino) : NULL;
+}
+
+void proc_dlopen_mode(struct process *p, const char *path, const struct dlopen_mode *mode,
+		      struct dlopen_result *r)
+{
 	memset(r, 0, sizeof *r);
 	p->serial++;
 	size_t maps_before = p->maps.n;
 	struct fail_list fl = { p->arena, NULL, 0, 0, false, 0 };
-	struct map_ctx ctx = { &fl, true };
+	struct map_ctx ctx = { &fl, true, mode->noload, mode->deepbind };
+	bool global = mode->global;
 	r->global = global;
-	/* The caller of dlopen is the executable: its RPATH/RUNPATH apply to
-	 * a name without a slash. */
-	struct lmap *root = map_object(p, &ctx, p->main, path, true, NULL);
+	/* The caller's RPATH/RUNPATH apply to a name without a slash, its
+	 * $ORIGIN to one with; by default the caller is the executable. */
+	struct lmap *caller = mode->caller ? mode->caller : p->main;
+	struct lmap *root = map_object(p, &ctx, caller, path, true, NULL);
+	if (!root && !fl.n && mode->noload) {
+		r->noload_absent = true;	/* dlopen returns NULL, dlerror() says nothing */
+		return;
+	}
 	if (!root) {
 		r->ok = false;
 		r->fail = fl.item;
@@ -934,7 +1133,7 @@ void proc_dlopen(struct process *p, const char *path, bool global, struct dlopen
 	/* Versions of every object in the new search list not yet checked. */
 	for (size_t i = 0; i < bfs.n; i++)
 		if (!bfs.item[i]->versions_done)
-			check_versions(p, &fl, bfs.item[i], bfs.item, bfs.n);
+			check_versions(p, &fl, bfs.item[i], bfs.item, bfs.n, false);
 
 	/* Relocation: dependencies first, in glibc's DFS order. */
 	struct lmap **sorted = arena_calloc(p->arena, bfs.n, sizeof *sorted);
@@ -943,7 +1142,7 @@ void proc_dlopen(struct process *p, const char *path, bool global, struct dlopen
 		struct lmap *m = sorted[i];
 		if (!m || m->relocated)
 			continue;
-		relocate(p, &fl, m, bfs.item, bfs.n);
+		relocate(p, &fl, m, bfs.item, bfs.n, false);
 	}
 	link_causes(p, &fl);
 	r->fail = fl.item;
@@ -997,7 +1196,7 @@ void proc_mark_save(const struct process *p, struct proc_mark *m)
 {
 	m->nmaps = p->maps.n;
 	m->nglobal = p->global.n;
-	m->static_tls = p->static_tls_optional;
+	m->static_tls = p->static_tls_used;
 	m->sim_errno = p->sim_errno;
 }
 
@@ -1010,7 +1209,7 @@ void proc_rewind(struct process *p, const struct proc_mark *m, const struct dlop
 			((struct lmap *)p->global.item[i])->global = false;
 		p->global.n = m->nglobal;
 	}
-	p->static_tls_optional = m->static_tls;
+	p->static_tls_used = m->static_tls;
 	p->sim_errno = m->sim_errno;
 	if (r && r->root && r->root_preexisting && !r->root_was_opened) {
 		r->root->opened = false;

@@ -84,6 +84,7 @@ struct lmap {
 	const struct lmap *via;		/* owner of the RPATH/RUNPATH used */
 	struct search_trace *trace;	/* how it was searched (NULL when not searched) */
 	bool is_main, is_interp, global, relocated, versions_done, initial;
+	bool deepbind;			/* loaded by an RTLD_DEEPBIND dlopen: local scope first */
 	int seq;
 	int dlopen_serial;		/* which proc_dlopen loaded it (0 = startup) */
 	bool opened;			/* a dlopen root (its searchlist is final) */
@@ -129,6 +130,7 @@ struct failure {
 	const char *path;		/* offending file for FAIL_INVALID / FAIL_CANNOT_LOAD */
 	const char *dlerror;		/* exact message the loader would give */
 	struct search_trace *trace;
+	int err;			/* the errno in the message, 0 if none */
 	bool weak_symbol;
 	bool is_data;			/* the reference is a data (non-PLT) relocation */
 	uint32_t symidx;
@@ -139,10 +141,15 @@ struct failure {
 	bool loads_anyway;		/* a warning-level failure */
 };
 
+struct glibc_tunables;
+
 struct proc_options {
 	bool lazy;			/* RTLD_LAZY for proc_dlopen (else RTLD_NOW) */
 	const char *ld_library_path;	/* NULL: unset */
 	bool ld_bind_now;		/* LD_BIND_NOW set in the environment */
+	const char *argv0;		/* the executable's argv[0], which start-up errors
+					 * begin with; NULL: its path */
+	const struct glibc_tunables *tunables;	/* GLIBC_TUNABLES; NULL: unset */
 };
 
 struct process {
@@ -159,7 +166,10 @@ struct process {
 	struct strmap unique;		/* STB_GNU_UNIQUE symbols already bound */
 	int serial;
 	int seq;
-	size_t static_tls_optional;	/* bytes of optional static TLS left */
+	/* The static TLS block (_dl_determine_tlsoffset): its size without
+	 * the TCB, the bytes in use, its alignment; what is left is what
+	 * dlopen'ed initial-exec TLS may take. */
+	size_t static_tls_size, static_tls_used, static_tls_align;
 	/* glibc's memory of search directories (r_search_path_elem.status):
 	 * MAP_YES existing, MAP_NO nonexisting; absent = unknown.  It and
 	 * the simulated errno decide the strerror() of "cannot open". */
@@ -167,6 +177,10 @@ struct process {
 	int sim_errno;
 	struct failure *startup_fail;	/* failures of the executable's own start */
 	size_t nstartup_fail;
+	/* What the loader prints when the executable cannot start (NULL when
+	 * it starts) and the exit status then: 127, or 1 for versions. */
+	const char *startup_error;
+	int startup_exit;
 	/* Symbols taken as defined by a library a snapshot describes only by
 	 * name (its exports were not recorded): "symbol (library path)".  A
 	 * guess, for reports to label as one. */
@@ -185,6 +199,16 @@ struct dlopen_result {
 	bool global;
 	bool root_preexisting;		/* the root was loaded before this dlopen */
 	bool root_was_opened;		/* ... and had been dlopen()ed itself */
+	bool noload_absent;		/* RTLD_NOLOAD and not loaded: NULL without an error */
+};
+
+/* The flags of one dlopen() call and where it is called from. */
+struct dlopen_mode {
+	bool global;			/* RTLD_GLOBAL */
+	bool noload;			/* RTLD_NOLOAD: only an object already loaded */
+	bool deepbind;			/* RTLD_DEEPBIND: new objects search their own scope first */
+	struct lmap *caller;		/* the object calling dlopen (its RPATH/RUNPATH,
+					 * $ORIGIN apply); NULL: the executable */
 };
 
 /*
@@ -209,6 +233,11 @@ enum status proc_init(struct process *p, struct arena *a, struct objcache *oc,
 
 /* dlopen(path, RTLD_NOW or RTLD_LAZY, with RTLD_GLOBAL if global). */
 void proc_dlopen(struct process *p, const char *path, bool global, struct dlopen_result *r);
+void proc_dlopen_mode(struct process *p, const char *path, const struct dlopen_mode *mode,
+		      struct dlopen_result *r);
+
+/* The loaded object path names (by name, SONAME or same file), or NULL. */
+struct lmap *proc_find_loaded(struct process *p, const char *path);
 
 /* Adds an already-loaded name alias, as when a loaded object is found by another name. */
 const char *found_how_name(enum found_how h);

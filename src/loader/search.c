@@ -325,6 +325,7 @@ static void fail_fatal(struct search_state *s, const struct probe *pr)
 	s->r->fail = pr->outcome == PROBE_WOULD_BLOCK ? FAIL_WOULD_BLOCK : FAIL_INVALID;
 	s->r->fail_path = pr->path;
 	s->r->fail_msg = pr->why;
+	s->r->fail_err = pr->err;
 }
 
 /* One candidate: true when found (or when the search must stop). */

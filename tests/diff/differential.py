@@ -81,8 +81,19 @@ def id_of_error(err, target_is_foreign=False):
 
 
 def run_pair(name, target, preload=(), lazy=False, env=None, cwd=None, as_user=None, expect=None,
-             driver=None, foreign=False, abiscope=None):
-    """Runs the oracle and the prediction and compares them."""
+             driver=None, foreign=False, abiscope=None, noload=False, deepbind=False, from_obj=None,
+             exit_code=None,
+             meaning=None, assumption=None, died=False):
+    """Runs the oracle and the prediction and compares them.
+
+    The driver leaves its result file empty when the process never started
+    (the loader refused the executable: its stderr is the verdict), and
+    "started" when it died during a load (a constructor).  exit_code: the
+    status abiscope must exit with; meaning / assumption: text its
+    "target_meaning" / one of its "assumptions" must contain; died: the
+    real process is expected to die in a constructor, which abiscope
+    cannot run: then it must name the symbol it died on in an assumption.
+    """
     driver = driver or DRIVER
     env2 = dict(os.environ)
     env2.pop("LD_LIBRARY_PATH", None)
@@ -100,20 +111,36 @@ def run_pair(name, target, preload=(), lazy=False, env=None, cwd=None, as_user=N
         args += ["--preload-global" if glob else "--preload", path]
     if lazy:
         args.append("--lazy")
+    if noload:
+        args.append("--noload")
+    if deepbind:
+        args.append("--deepbind")
+    if from_obj:
+        args += ["--from", from_obj]
     real = subprocess.run(prefix + [os.path.abspath(driver), "--out", out.name] + args + [target],
                           env=env2, cwd=cwd, capture_output=True, text=True, timeout=60)
+    with open(out.name) as f:
+        content = f.read()
+    died_in_load = None
     try:
-        with open(out.name) as f:
-            r = json.load(f)
+        if not content:
+            # the loader refused the executable before main(): its message is the verdict
+            r = {"preloads": [], "loads": False, "error": real.stderr.rstrip("\n"), "not_started": True}
+        else:
+            r = json.loads(content)
     except (OSError, ValueError):
         # glibc <= 2.40 aborts the process on a versioned reference to an
         # object without version information: that is the verdict too.
         line = next((l for l in real.stderr.splitlines() if "Inconsistency detected by ld.so" in l), None)
-        if not line:
+        if not line and died:
+            died_in_load = real.stderr.strip()
+            r = {"preloads": [], "loads": None, "error": None}
+        elif not line:
             report(False, name, f"driver produced no result (status {real.returncode})\n{real.stderr}")
             os.unlink(out.name)
             return None
-        r = {"preloads": [], "loads": False, "error": ASSERT_RE.sub("", line)}
+        if line:
+            r = {"preloads": [], "loads": False, "error": ASSERT_RE.sub("", line)}
     finally:
         if os.path.exists(out.name):
             os.unlink(out.name)
@@ -128,6 +155,17 @@ def run_pair(name, target, preload=(), lazy=False, env=None, cwd=None, as_user=N
     if a.get("error") and "Inconsistency detected" in a["error"]:
         a["error"] = ASSERT_RE.sub("", a["error"])
     problems = []
+    if died_in_load is not None or died:
+        m = re.search(r"undefined symbol: (\S+)", died_in_load or "")
+        if died_in_load is None:
+            problems.append("the real process was meant to die in a constructor; it did not")
+        elif not m or not any(m.group(1) in x for x in a.get("assumptions", [])):
+            problems.append(f"the real process died ({died_in_load}); abiscope's assumptions do not "
+                            f"name it: {a.get('assumptions')}")
+        if assumption and not any(assumption in x for x in a.get("assumptions", [])):
+            problems.append(f"no assumption mentions {assumption!r}: {a.get('assumptions')}")
+        report(not problems, name, "\n".join(problems))
+        return a
     if a["loads"] != r["loads"]:
         problems.append(f"loads: real {r['loads']}, abiscope {a['loads']}")
     if a["error"] != r["error"]:
@@ -136,14 +174,32 @@ def run_pair(name, target, preload=(), lazy=False, env=None, cwd=None, as_user=N
         ap = a["preloads"][i] if i < len(a["preloads"]) else None
         if not ap or ap["loads"] != p["loads"] or ap["error"] != p["error"]:
             problems.append(f"preload {p['path']}: real {p['error']}, abiscope {ap and ap['error']}")
+    rf = r.get("from")
+    if rf:
+        af = a.get("from") or {}
+        if af.get("loads") != rf["loads"] or af.get("error") != rf["error"]:
+            problems.append(f"caller {rf['path']}: real {rf['error']}, abiscope {af.get('error')}")
     first = next((f for f in a["findings"] if f.get("first_error")), None)
     want_id = id_of_error(r["error"], foreign)
+    if r.get("not_started"):
+        want_id = "process-cannot-start"
+    elif noload and not r["loads"] and r["error"] is None:
+        want_id = "not-loaded-noload"
+    if r.get("not_started") and not a.get("process_cannot_start"):
+        problems.append("the real process cannot start; abiscope does not say so")
     if want_id and (not first or first["id"] != want_id):
         problems.append(f"first error id: expected {want_id}, abiscope {first and first['id']}")
-    if r["loads"] and pred.returncode != 0:
+    if exit_code is not None:
+        if pred.returncode != exit_code:
+            problems.append(f"exit status {pred.returncode}, expected {exit_code}")
+    elif r["loads"] and pred.returncode != 0:
         problems.append(f"exit status {pred.returncode} for a target that loads")
-    if not r["loads"] and pred.returncode != 1:
+    elif not r["loads"] and pred.returncode != 1:
         problems.append(f"exit status {pred.returncode} for a target that does not load")
+    if meaning and meaning not in (a.get("target_meaning") or ""):
+        problems.append(f"target_meaning does not say {meaning!r}: {a.get('target_meaning')}")
+    if assumption and not any(assumption in x for x in a.get("assumptions", [])):
+        problems.append(f"no assumption mentions {assumption!r}: {a.get('assumptions')}")
     if expect is not None:
         got = "loads" if r["loads"] else want_id
         if got != expect:
@@ -580,6 +636,342 @@ def fixture_cases():
            a.stdout[-2000:] + a.stderr)
 
 
+# ------------------------------------------- glibc's own tests, peers' tests
+# Cases rebuilt from glibc's elf/ and dlfcn/ tests and from the peer
+# tools' suites (issue 16): the executable's own start-up, the name in
+# errors raised after a file is opened, bare names that are not modules,
+# missing paths, DT_NEEDED strings past DT_STRSZ, GLIBC_TUNABLES,
+# constructors, RTLD_NOLOAD, RTLD_DEEPBIND and dlopen called from a library.
+
+DRIVER_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "dlopen_driver.c")
+
+
+def build_driver(fx, name, extra_src=None, flags=(), libs=()):
+    """A copy of the dlopen driver with more code and link flags: a process
+    whose own start-up can fail."""
+    out = fx.p(name)
+    cmd = [CC, "-std=c11", "-D_GNU_SOURCE", "-rdynamic", "-o", out, DRIVER_SRC]
+    if extra_src:
+        c = out + "-extra.c"
+        with open(c, "w") as f:
+            f.write(extra_src)
+        cmd.append(c)
+    sh(cmd + ["-Wl,--no-as-needed"] + list(flags) + list(libs) + ["-ldl"])
+    return out
+
+
+def elf64_dynamic(path):
+    """(file bytes, [(entry offset, tag, value)], vaddr->offset) of an ELF64 object."""
+    import struct
+    data = bytearray(open(path, "rb").read())
+    phoff, = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    loads, dyn = [], None
+    for i in range(phnum):
+        typ, _flags, off, vaddr, _pa, filesz, _memsz, _al = struct.unpack_from("<IIQQQQQQ", data,
+                                                                              phoff + i * phentsize)
+        if typ == 1:
+            loads.append((vaddr, off, filesz))
+        elif typ == 2:
+            dyn = (off, filesz)
+    ents = []
+    for k in range(dyn[1] // 16):
+        tag, val = struct.unpack_from("<qQ", data, dyn[0] + 16 * k)
+        ents.append((dyn[0] + 16 * k, tag, val))
+        if tag == 0:
+            break
+
+    def v2o(v):
+        for va, off, sz in loads:
+            if va <= v < va + sz:
+                return v - va + off
+        return None
+    return data, ents, v2o
+
+
+def cut_strsz_before(path, needed):
+    """Shrinks DT_STRSZ so that the DT_NEEDED string `needed` lies past it,
+    as patchelf 0.14 left such entries."""
+    import struct
+    data, ents, v2o = elf64_dynamic(path)
+    strtab = next(v for _o, t, v in ents if t == 5)
+    soff = v2o(strtab)
+    for _o, t, v in ents:
+        if t == 1 and data[soff + v:].split(b"\0", 1)[0] == needed.encode():
+            cut = v
+            break
+    else:
+        raise RuntimeError(f"{path}: no DT_NEEDED {needed}")
+    for o, t, _v in ents:
+        if t == 10:
+            struct.pack_into("<Q", data, o + 8, cut)
+    open(path, "wb").write(data)
+
+
+def real_search_prefixes(env):
+    """The subdirectories the real loader probes in each directory, from its
+    LD_DEBUG search path (CPU- and tunables-dependent)."""
+    e = dict(os.environ, LD_DEBUG="libs", LD_LIBRARY_PATH="/nonexistent-abiscope")
+    e.pop("GLIBC_TUNABLES", None)
+    e.update(env or {})
+    out = subprocess.run(["/bin/true"], env=e, capture_output=True, text=True).stderr
+    m = re.search(r"search path=(\S+)\s+\(LD_LIBRARY_PATH\)", out)
+    if not m:
+        return []
+    return [x[len("/nonexistent-abiscope"):].strip("/") for x in m.group(1).split(":")]
+
+
+def startup_cases():
+    # (1) the --process executable's own start-up, checked like a dlopen
+    fx = Fx("startup")
+    fx.lib("one/libx.so", "int vfun(void){return 1;}", soname="libx.so",
+           version_script="VER_1 { global: vfun; local: *; };")
+    fx.lib("two/libx.so", "int vfun(void){return 2;} int vfun2(void){return 2;} int vfun3(void){return 3;}",
+           soname="libx.so",
+           version_script="VER_1 { global: vfun; local: *; };\nVER_2 { global: vfun2; } VER_1;\n"
+                          "VER_3 { global: vfun3; } VER_2;")
+    fx.lib("libz_user.so", "int zlibVersion(void); int u(void){return zlibVersion()!=0;}", libs=["-lz"])
+    target = fx.p("libz_user.so")
+    drv = build_driver(fx, "drv_version", "int vfun2(void); int use_v2(void){return vfun2();}",
+                       flags=rpath(fx.p("one")), libs=[fx.p("two/libx.so")])
+    run_pair("start-up: the executable's RPATH finds a copy without the version it needs", target,
+             driver=drv, expect="process-cannot-start")
+    drv = build_driver(fx, "drv_versions2",
+                       "int vfun2(void); int vfun3(void); int use_v(void){return vfun2()+vfun3();}",
+                       flags=rpath(fx.p("one")), libs=[fx.p("two/libx.so")])
+    run_pair("start-up: every missing version is printed before the process exits", target,
+             driver=drv, expect="process-cannot-start")
+    fx.lib("gone/libgone_start.so", "int gone(void){return 1;}")
+    drv = build_driver(fx, "drv_missing", "int gone(void); int use_gone(void){return gone();}",
+                       libs=[fx.p("gone/libgone_start.so")])
+    os.unlink(fx.p("gone/libgone_start.so"))
+    run_pair("start-up: a NEEDED of the executable that is nowhere", target, driver=drv,
+             expect="process-cannot-start")
+    fx.lib("data/libdata.so", "int start_var = 1; int start_fn(void){return 1;}", soname="libdata.so")
+    drv = build_driver(fx, "drv_undef_data", "extern int start_var; int use_var(void){return start_var;}",
+                       flags=runpath(fx.p("data")), libs=[fx.p("data/libdata.so")])
+    drv_fn = build_driver(fx, "drv_undef_fn", "int start_fn(void); int use_fn(void){return start_fn();}",
+                          flags=runpath(fx.p("data")), libs=[fx.p("data/libdata.so")])
+    drv_now = build_driver(fx, "drv_undef_now", "int start_fn(void); int use_fn(void){return start_fn();}",
+                           flags=runpath(fx.p("data")) + ["-Wl,-z,now"], libs=[fx.p("data/libdata.so")])
+    fx.lib("data/libdata.so", "int other(void){return 1;}", soname="libdata.so")
+    run_pair("start-up: the executable's undefined data symbol", target, driver=drv,
+             expect="process-cannot-start")
+    run_pair("start-up: an undefined function of the executable binds lazily", target, driver=drv_fn,
+             expect="loads")
+    run_pair("start-up: ... and fails with LD_BIND_NOW", target, driver=drv_fn,
+             env={"LD_BIND_NOW": "1"}, expect="process-cannot-start")
+    run_pair("start-up: ... and fails when the executable is linked -z now", target, driver=drv_now,
+             expect="process-cannot-start")
+    fx.lib("slash/libslash.so", "int sl(void){return 1;}", soname="/")
+    drv = build_driver(fx, "drv_slash", "int sl(void); int use_sl(void){return sl();}",
+                       libs=[fx.p("slash/libslash.so")])
+    run_pair("start-up: a NEEDED \"/\" (ld.so's own strerror: Error 21)", target, driver=drv,
+             expect="process-cannot-start")
+
+
+def requested_name_cases():
+    # (2) errors raised after the file is opened name it as requested;
+    # (3) a bare name without ".so" that is no module is searched like dlopen()
+    fx = Fx("requested-name")
+    fx.write("e.c", b"int main(void){return 0;}\n")
+    os.makedirs(fx.p("d"))
+    sh([CC, "-fPIE", "-pie", "-o", fx.p("d/tst-pie1"), fx.p("e.c")])
+    sh([CC, "-no-pie", "-fno-pie", "-o", fx.p("d/tst-exec"), fx.p("e.c")])
+    fx.lib("d/libnoopen16.so", "int x(void){return 1;}", flags=["-Wl,-z,nodlopen"])
+    llp = {"LD_LIBRARY_PATH": fx.p("d")}
+    nm = "not an importable module"
+    run_pair("a bare name found on LD_LIBRARY_PATH: a PIE, named as requested", "tst-pie1", env=llp,
+             expect="cannot-load", meaning=nm)
+    run_pair("a bare name: a non-PIE executable, named as requested", "tst-exec", env=llp,
+             expect="cannot-load", meaning=nm)
+    run_pair("a bare name: DF_1_NOOPEN, named as requested", "libnoopen16.so", env=llp, expect="cannot-load")
+    fx.lib("libuses_noopen.so", "int x(void); int u(void){return x();}",
+           libs=["-Wl,--no-as-needed", "-L" + fx.p("d"), "-lnoopen16"], flags=runpath(fx.p("d")))
+    run_pair("a NEEDED bare name reaching a DF_1_NOOPEN object: named by the NEEDED string",
+             fx.p("libuses_noopen.so"), expect="cannot-load")
+    run_pair("a bare name that exists nowhere and is no module", "tst-nowhere16",
+             expect="library-not-found", meaning=nm)
+    # (4) a missing path: the loader's text, exit status 3
+    run_pair("a missing absolute path: the loader's text, exit 3", fx.p("gone/libgone16.so"),
+             expect="library-not-found", exit_code=3)
+    run_pair("a missing relative path", "./libgone16.so", cwd=fx.dir, expect="library-not-found",
+             exit_code=3)
+    run_pair("a path through a file (ENOTDIR)", fx.p("e.c") + "/libx.so", expect="library-not-found",
+             exit_code=3)
+
+
+def strsz_cases():
+    # (5) DT_NEEDED strings past DT_STRSZ are used as glibc does
+    fx = Fx("strsz")
+    fx.lib("dep/libpast_strsz.so", "int ps(void){return 1;}")
+    fx.lib("libneeds_past.so", "int ps(void); int u(void){return ps();}",
+           libs=[fx.p("dep/libpast_strsz.so")], flags=runpath(fx.p("dep")))
+    cut_strsz_before(fx.p("libneeds_past.so"), "libpast_strsz.so")
+    run_pair("a NEEDED past DT_STRSZ is still loaded", fx.p("libneeds_past.so"), expect="loads")
+    os.rename(fx.p("dep/libpast_strsz.so"), fx.p("dep/moved.so"))
+    run_pair("a NEEDED past DT_STRSZ that is missing fails the load", fx.p("libneeds_past.so"),
+             expect="library-not-found")
+    fx.lib("slash/libslash.so", "int sl(void){return 1;}", soname="/")
+    fx.lib("libneeds_slash.so", "int sl(void); int u(void){return sl();}",
+           libs=[fx.p("slash/libslash.so")])
+    cut_strsz_before(fx.p("libneeds_slash.so"), "/")
+    run_pair("a NEEDED \"/\" past DT_STRSZ under dlopen", fx.p("libneeds_slash.so"), expect="invalid-elf")
+    target = fx.p("libneeds_slash.so")
+    drv = build_driver(fx, "drv_slash", "int sl(void); int use_sl(void){return sl();}",
+                       libs=[fx.p("slash/libslash.so")])
+    cut_strsz_before(drv, "/")
+    run_pair("... and at the executable's start-up", target, driver=drv, expect="process-cannot-start")
+
+
+def tunables_cases():
+    # (6) GLIBC_TUNABLES, read from the environment like LD_LIBRARY_PATH
+    fx = Fx("tunables")
+    best = real_search_prefixes({})
+    for level, tun in (("x86-64-v4", "glibc.cpu.hwcaps=-AVX512F"), ("x86-64-v3", "glibc.cpu.hwcaps=-AVX2"),
+                       ("x86-64-v2", "glibc.cpu.hwcaps=-SSE4_2")):
+        # one directory per level: the plain copy lacks what the level's copy has
+        sym = f"hw_{level.replace('-', '_')}"
+        fx.lib(f"{level}/libhw.so", "int hw_base(void){return 1;}", soname="libhw.so")
+        fx.lib(f"{level}/glibc-hwcaps/{level}/libhw.so", f"int {sym}(void){{return 1;}}", soname="libhw.so")
+        lib = fx.lib(f"libneeds_{sym}.so", f"int {sym}(void); int u(void){{return {sym}();}}",
+                     libs=[fx.p(f"{level}/glibc-hwcaps/{level}/libhw.so")], flags=runpath(fx.p(level)))
+        active = f"glibc-hwcaps/{level}" in real_search_prefixes({"GLIBC_TUNABLES": tun})
+        was = f"glibc-hwcaps/{level}" in best
+        if not was:
+            report(None, f"{tun} on a CPU without {level}", "the CPU does not have the level")
+            continue
+        run_pair(f"glibc-hwcaps/{level} is used on this CPU", lib, expect="loads")
+        run_pair(f"{tun} drops glibc-hwcaps/{level}", lib, env={"GLIBC_TUNABLES": tun},
+                 expect="loads" if active else "undefined-symbol", assumption="GLIBC_TUNABLES")
+    plat = real_platform()
+    fx.lib(f"{plat}/libplat.so", "int pl(void){return 1;}")
+    lib = fx.lib("libuses_plat.so", "int pl(void); int u(void){return pl();}",
+                 libs=[fx.p(f"{plat}/libplat.so")], flags=runpath("$ORIGIN/$PLATFORM"))
+    tun = {"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2"}
+    plat_tuned = next((x for x in real_search_prefixes(tun) if x and "/" not in x and x != "tls"
+                       and x not in ("x86_64", "avx512_1")), "x86_64")
+    run_pair("$PLATFORM with glibc.cpu.hwcaps=-AVX2 (haswell needs AVX2)", lib, env=tun,
+             expect="loads" if plat_tuned == plat else "library-not-found")
+    fx.lib("leg/x86_64/libleg.so", "int lg(void){return 1;}", soname="libleg.so")
+    lib = fx.lib("libuses_leg.so", "int lg(void); int u(void){return lg();}",
+                 libs=[fx.p("leg/x86_64/libleg.so")], flags=runpath(fx.p("leg")))
+    for label, env in (("the legacy x86_64 subdirectory is searched (glibc 2.36)", {}),
+                       ("glibc.cpu.hwcap_mask=0 drops the legacy hwcap subdirectories",
+                        {"GLIBC_TUNABLES": "glibc.cpu.hwcap_mask=0"})):
+        run_pair(label, lib, env=env,
+                 expect="loads" if "x86_64" in real_search_prefixes(env) else "library-not-found")
+    fx.lib("tls/libbig16.so", "__thread char big16[4096] __attribute__((tls_model(\"initial-exec\")));"
+           "char *f(void){return big16;}")
+    fx.lib("tls/libsmall16.so", "__thread int small16 __attribute__((tls_model(\"initial-exec\")));"
+           "int *f(void){return &small16;}")
+    run_pair("glibc.rtld.optional_static_tls=8192 makes room for 4096 bytes", fx.p("tls/libbig16.so"),
+             env={"GLIBC_TUNABLES": "glibc.rtld.optional_static_tls=8192"}, expect="loads",
+             assumption="optional_static_tls")
+    # the surplus is 1664 bytes by default; what dlopen may take also
+    # depends on the start-up's own TLS and alignment: probe the edge
+    for size in (1000, 1260, 1700, 1720):
+        fx.lib(f"tls/libie{size}.so", f"__thread char ie{size}[{size}] __attribute__((tls_model(\"initial-exec\")));"
+               f"char *f(void){{return ie{size};}}")
+    run_pair("1700 bytes of initial-exec TLS fit in the default surplus", fx.p("tls/libie1700.so"))
+    run_pair("1720 bytes do not", fx.p("tls/libie1720.so"), expect="static-tls-exhausted")
+    run_pair("glibc.rtld.optional_static_tls=0 shrinks the surplus by 512 bytes", fx.p("tls/libie1260.so"),
+             env={"GLIBC_TUNABLES": "glibc.rtld.optional_static_tls=0"}, expect="static-tls-exhausted")
+    run_pair("glibc.rtld.nns=1 shrinks it by 864 bytes", fx.p("tls/libie1000.so"),
+             env={"GLIBC_TUNABLES": "glibc.rtld.nns=1"}, expect="static-tls-exhausted",
+             assumption="glibc.rtld.nns")
+    run_pair("glibc.rtld.nns out of its bounds is ignored", fx.p("tls/libie1000.so"),
+             env={"GLIBC_TUNABLES": "glibc.rtld.nns=99:glibc.rtld.optional_static_tls=-1"}, expect="loads")
+    run_pair("a small initial-exec TLS with no optional surplus", fx.p("tls/libsmall16.so"),
+             env={"GLIBC_TUNABLES": "glibc.rtld.optional_static_tls=0"}, expect="loads")
+    run_pair("a tunable that does not change a load is listed as not modelled", fx.p("tls/libsmall16.so"),
+             env={"GLIBC_TUNABLES": "glibc.malloc.check=3"}, expect="loads", assumption="not modelled")
+
+
+def constructor_cases():
+    # (7) constructors: what abiscope cannot run is an assumption of the verdict
+    fx = Fx("constructors")
+    fx.lib("libctor_dlopen.so", "#include <dlfcn.h>\n"
+           "__attribute__((constructor)) static void c(void){ dlopen(\"libabiscope-ctor-missing.so\", RTLD_NOW); }"
+           "int f(void){return 1;}", libs=["-ldl"])
+    run_pair("a constructor that dlopens a missing library: the load succeeds", fx.p("libctor_dlopen.so"),
+             expect="loads", assumption="imports dlopen")
+    fx.lib("libctor_lazy_ok.so", "int nosuch_ok(void);"
+           "__attribute__((constructor)) static void c(void){}"
+           "int f(void){return nosuch_ok();}", flags=["-Wl,-z,lazy"])
+    run_pair("unresolved PLT slots under --lazy, not called by the constructor", fx.p("libctor_lazy_ok.so"),
+             lazy=True, expect="loads", assumption="nosuch_ok")
+    fx.lib("libctor_lazy_call.so", "int nosuch_ctor(void);"
+           "__attribute__((constructor)) static void c(void){ nosuch_ctor(); }"
+           "int f(void){return 1;}", flags=["-Wl,-z,lazy", "-Wl,--unresolved-symbols=ignore-all"])
+    run_pair("a constructor calls an unresolved lazy function: the real process dies",
+             fx.p("libctor_lazy_call.so"), lazy=True, died=True)
+
+
+def dlopen_mode_cases():
+    # RTLD_NOLOAD, RTLD_DEEPBIND and dlopen called from a library
+    fx = Fx("dlopen-modes")
+    fx.lib("lib/libnl.so", "int nl(void){return 1;}")
+    run_pair("RTLD_NOLOAD of an object not loaded: NULL, no error", fx.p("lib/libnl.so"), noload=True,
+             expect="not-loaded-noload")
+    run_pair("RTLD_NOLOAD of a preloaded object", fx.p("lib/libnl.so"), noload=True,
+             preload=[(fx.p("lib/libnl.so"), False)], expect="loads")
+    run_pair("RTLD_NOLOAD by SONAME of an object loaded by path", "libnl.so", noload=True,
+             preload=[(fx.p("lib/libnl.so"), False)], expect="loads")
+    run_pair("RTLD_NOLOAD of a name that is nowhere", "libabiscope-noload-none.so", noload=True,
+             expect="library-not-found")
+    run_pair("RTLD_NOLOAD of libc, loaded at start-up", "libc.so.6", noload=True, expect="loads")
+    fx.write("e.c", b"int main(void){return 0;}\n")
+    sh([CC, "-fPIE", "-pie", "-o", fx.p("pie16"), fx.p("e.c")])
+    run_pair("RTLD_NOLOAD of a PIE: NULL before the PIE check", fx.p("pie16"), noload=True,
+             expect="not-loaded-noload")
+    # RTLD_DEEPBIND: the local scope first; here it reaches a provider without
+    # version information that glibc <= 2.40 asserts on
+    fx.lib("v2/libv.so", "int vf(void){return 2;}", version_script="V2 { global: vf; local: *; };")
+    fx.lib("nover/libv.so", "int vf(void){return 1;}")
+    fx.lib("libg16.so", "int vf(void){return 3;}")
+    fx.lib("libdeep.so", "int vf(void); int u(void){return vf();}", libs=[fx.p("v2/libv.so")],
+           flags=runpath(fx.p("nover")))
+    run_pair("without RTLD_DEEPBIND the global scope provides the symbol", fx.p("libdeep.so"),
+             preload=[(fx.p("libg16.so"), True)], expect="loads")
+    run_pair("RTLD_DEEPBIND binds in the object's own dependencies first", fx.p("libdeep.so"),
+             preload=[(fx.p("libg16.so"), True)], deepbind=True, expect="no-version-information")
+    run_pair("RTLD_DEEPBIND of a plain library", fx.p("lib/libnl.so"), deepbind=True, expect="loads")
+    # --from: dlopen called from a library (its RPATH/RUNPATH, its $ORIGIN)
+    caller = ("#include <dlfcn.h>\n"
+              "void *abiscope_dlopen_from(const char *n, int f){ void *h = dlopen(n, f); "
+              "__asm__ volatile(\"\" ::: \"memory\"); return h; }")
+    fx.lib("t/libt16.so", "int t16(void){return 1;}")
+    fx.lib("t/sub/libt16o.so", "int t16o(void){return 1;}")
+    fx.lib("callers/libcaller_runpath.so", caller, libs=["-ldl"], flags=runpath(fx.p("t")))
+    fx.lib("callers/libcaller_rpath.so", caller, libs=["-ldl"], flags=rpath(fx.p("t")))
+    fx.lib("callers/libcaller_none.so", caller, libs=["-ldl"])
+    os.symlink(fx.p("t/sub"), fx.p("callers/sub"))
+    run_pair("dlopen from the executable: the caller's RUNPATH is not there", "libt16.so",
+             expect="library-not-found")
+    run_pair("dlopen from a library: its RUNPATH applies", "libt16.so",
+             from_obj=fx.p("callers/libcaller_runpath.so"), expect="loads")
+    run_pair("dlopen from a library: its RPATH applies", "libt16.so",
+             from_obj=fx.p("callers/libcaller_rpath.so"), expect="loads")
+    run_pair("dlopen from a library without either", "libt16.so",
+             from_obj=fx.p("callers/libcaller_none.so"), expect="library-not-found")
+    run_pair("dlopen(\"$ORIGIN/...\") from a library: the caller's $ORIGIN", "$ORIGIN/sub/libt16o.so",
+             from_obj=fx.p("callers/libcaller_none.so"), expect="loads")
+    run_pair("... and from the executable", "$ORIGIN/sub/libt16o.so", expect="library-not-found")
+    run_pair("a caller already loaded by a preload", "libt16.so",
+             preload=[(fx.p("callers/libcaller_runpath.so"), False)],
+             from_obj=fx.p("callers/libcaller_runpath.so"), expect="loads")
+
+
+def glibc_test_cases():
+    startup_cases()
+    requested_name_cases()
+    strsz_cases()
+    tunables_cases()
+    constructor_cases()
+    dlopen_mode_cases()
+
+
 def system_cases(dirs):
     """Every shared library in dirs, dlopen()ed alone with RTLD_NOW."""
     skip_names = ("libasan", "libtsan", "liblsan", "libubsan", "libhwasan", "libmemusage",
@@ -637,6 +1029,7 @@ def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "fixtures"
     if mode == "fixtures":
         fixture_cases()
+        glibc_test_cases()
     elif mode == "system":
         system_cases(sys.argv[2:])
     else:

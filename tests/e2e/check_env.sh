@@ -83,8 +83,11 @@ expect_eq "$?" 0 "why MODULE: exit 0 for a module that imports after torch"
 j=$(VIRTUAL_ENV=$V $ABISCOPE why --json torch._C)
 expect_eq "$(printf '%s' "$j" | jq_py 'j["loads"], [m["module"] for m in j["modules"]]')" "True ['torch._C']" \
 	"why MODULE with a dotted name"
-VIRTUAL_ENV=$V $ABISCOPE why no_such_module >/dev/null 2>&1
-expect_eq "$?" 3 "why MODULE: exit 3 for a module that is not installed"
+j=$(VIRTUAL_ENV=$V $ABISCOPE why --json no_such_module)
+expect_eq "$?" 1 "why NAME: a name that is not an importable module is searched like dlopen() does"
+expect_eq "$(printf '%s' "$j" | jq_py 'j["error"], "not an importable module" in j["target_meaning"]')" \
+	"no_such_module: cannot open shared object file: No such file or directory True" \
+	"... and says which meaning it took"
 
 # conda: the env's python has RPATH \$ORIGIN/../lib, its old libstdc++ shadows
 $ABISCOPE check --json "$FX/conda" >"$FX/conda.json"
