@@ -93,7 +93,7 @@ enum status why_run(struct scan *s, const struct why_request *q, struct why_resu
 		proc_dlopen(&r->proc, q->preload[i].path, q->preload[i].global, &r->pre[i].r);
 	}
 	r->npre = q->npreload;
-	struct dlopen_mode mode = { false, q->noload, q->deepbind, NULL };
+	struct dlopen_mode mode = { .noload = q->noload, .deepbind = q->deepbind };
 	if (q->from) {
 		mode.caller = caller_map(r, q->from);
 		if (!mode.caller) {

@@ -415,7 +415,8 @@ static void map_deps(struct process *p, struct map_ctx *ctx, struct list *bfs)
 			bool aux = k >= ef->nfilter;
 			const char *name = aux ? ef->auxiliary[k - ef->nfilter] : ef->filter[k];
 			struct fail_list scratch = { p->arena, NULL, 0, 0, false, 0 };
-			struct map_ctx c2 = { aux ? &scratch : ctx->fails, ctx->dlopen_mode, false, ctx->deepbind };
+			struct map_ctx c2 = { .fails = aux ? &scratch : ctx->fails, .dlopen_mode = ctx->dlopen_mode,
+					      .deepbind = ctx->deepbind };
 			/* an auxiliary filter that fails to load is ignored (dl-deps.c) */
 			struct lmap *dep = map_object(p, &c2, l, name, false, l);
 			if (dep && !list_has(bfs, dep))
@@ -1033,7 +1034,7 @@ enum status proc_init(struct process *p, struct arena *a, struct objcache *oc,
 	setup_llp(p);
 	if (p->main) {
 		struct fail_list fl = { a, NULL, 0, 0, false, 0 };
-		struct map_ctx ctx = { &fl, false, false, false };
+		struct map_ctx ctx = { .fails = &fl };
 		struct list bfs = { 0 };
 		list_push(a, &bfs, p->main);
 		map_deps(p, &ctx, &bfs);
@@ -1067,7 +1068,7 @@ enum status proc_init(struct process *p, struct arena *a, struct objcache *oc,
 
 void proc_dlopen(struct process *p, const char *path, bool global, struct dlopen_result *r)
 {
-	struct dlopen_mode m = { global, false, false, NULL };
+	struct dlopen_mode m = { .global = global };
 	proc_dlopen_mode(p, path, &m, r);
 }
 
@@ -1089,7 +1090,8 @@ void proc_dlopen_mode(struct process *p, const char *path, const struct dlopen_m
 	p->serial++;
 	size_t maps_before = p->maps.n;
 	struct fail_list fl = { p->arena, NULL, 0, 0, false, 0 };
-	struct map_ctx ctx = { &fl, true, mode->noload, mode->deepbind };
+	struct map_ctx ctx = { .fails = &fl, .dlopen_mode = true, .noload = mode->noload,
+				.deepbind = mode->deepbind };
 	bool global = mode->global;
 	r->global = global;
 	/* The caller's RPATH/RUNPATH apply to a name without a slash, its
