@@ -51,6 +51,8 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-replay/%)
+DEVTOOL_SRC := $(sort $(wildcard tools/*.c))
+DEVTOOL_BIN := $(DEVTOOL_SRC:tools/%.c=$(BUILD)/devtools/%)
 
 # The dependency check runs while make reads this file, before it builds
 # anything, so a missing header is reported before a compile error; its
@@ -71,7 +73,7 @@ endif
 endif
 endif
 
-.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools clean lint readme docs install uninstall wheel
+.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools devtools clean lint readme docs install uninstall wheel
 
 all: abiscope
 
@@ -104,7 +106,7 @@ $(BUILD)/tools/%: tests/tools/%.c
 
 unit: $(UNIT_BIN)
 
-test: all unit $(TOOL_BIN) $(BENCH_BIN) $(FUZZ_REPLAY_BIN) lint
+test: all unit $(TOOL_BIN) $(BENCH_BIN) $(FUZZ_REPLAY_BIN) $(DEVTOOL_BIN) lint
 	@ABISCOPE=$(CURDIR)/$(BUILD)/abiscope BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh
 
 asan:
@@ -156,6 +158,13 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libabiscope.a
 
 bench-tools: $(BENCH_BIN)
 
+# Maintainer programs (tools/*.c: the torch ABI index builder's reader) link the library too.
+$(BUILD)/devtools/%: tools/%.c $(BUILD)/libabiscope.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libabiscope.a $(LDLIBS)
+
+devtools: $(DEVTOOL_BIN)
+
 bench: all bench-tools
 	@BUILD=$(BUILD) python3 bench/run
 
@@ -193,5 +202,6 @@ clean:
 
 # Objects that embed a data file with .incbin
 $(BUILD)/src/pyenv/providers.o: data/pyenv/providers.tsv
+$(BUILD)/src/cxx/torchabi.o: data/torch/abi.idx
 
 -include $(DEPS)

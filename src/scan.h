@@ -15,11 +15,14 @@
 #include "elf/object.h"
 #include "report/finding.h"
 
+struct torchabi;
+
 struct scan {
 	struct arena arena;
 	struct fsview fs;
 	struct objcache objs;
 	struct findings findings;
+	struct torchabi *torchabi;	/* the torch ABI index, decoded on first use (cxx/torchabi.h) */
 };
 
 /* root: NULL for the running system, else the directory to inspect. */

@@ -100,6 +100,7 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_wheel(int argc, char **argv);
+int cmd_torch_compat(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_completion(int argc, char **argv);
 

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/causes_out.h"
 #include "cli/junit.h"
+#include "cxx/torchcompat.h"
 #include "pyenv/check.h"
 #include "pyenv/wheel.h"
 #include "cuda/arch.h"
@@ -309,6 +310,21 @@ int cmd_wheel(int argc, char **argv)
 		if (!write_junit(o.junit, &after.findings, &rep))
 			code = EXIT_UNREADABLE;
 	}
+	/* which torch the wheel's native code binds against (torch ABI index) */
+	struct tc_report tr;
+	const struct tc_package *tp = NULL;
+	struct diag td = { 0 };
+	const struct torchabi *tix = tc_index(&after, &td);
+	if (tix) {
+		tc_report_init(&tr, tix, ca.torch.found ? ca.torch.version : NULL);
+		for (size_t i = 0; i < own.n; i++) {
+			const struct module_verdict *v = own.item[i];
+			tc_add_object(&after, &tr, v->io->path, v->io->obj, name, w.meta_version ? w.meta_version : w.version,
+				      v->io->module);
+		}
+		tc_finish(&tr);
+		tp = tr.npkg ? tr.pkg[0] : NULL;
+	}
 	if (o.json) {
 		struct jw j;
 		jw_init(&j, stdout);
@@ -334,6 +350,23 @@ int cmd_wheel(int argc, char **argv)
 		jw_kbool(&j, "ok", code == EXIT_OK);
 		jw_kbool(&j, "driver_here", !no_driver);
 		jw_kstr(&j, "driver_modelled_by", no_driver ? cb.driver_stub : NULL);
+		jw_key(&j, "torch_compat");
+		if (tp) {
+			jw_obj_begin(&j);
+			jw_key(&j, "releases");
+			jw_arr_begin(&j);
+			for (size_t r = 0; r < tix->nrel; r++)
+				if (torchset_has(&tp->ok, r))
+					jw_str(&j, tix->rel[r].version);
+			jw_arr_end(&j);
+			jw_kstr(&j, "installed_torch", tr.installed);
+			jw_kbool(&j, "installed_ok", tp->installed_ok);
+			jw_kstr(&j, "summary", tc_summary(&after.arena, &tr, tp));
+			jw_kstr(&j, "fix", tc_fix(&after.arena, &tr, tp));
+			jw_obj_end(&j);
+		} else {
+			jw_null(&j);
+		}
 		const struct ptrvec *lists[3] = { &own, &broken, &fixed };
 		const char *keys[3] = { "modules", "breaks", "fixes" };
 		for (int k = 0; k < 3; k++) {
@@ -390,6 +423,14 @@ int cmd_wheel(int argc, char **argv)
 		fprintf(t.out, "             pip would refuse it: \"%s is not a supported wheel on this platform\"\n",
 			path_basename(w.path));
 	print_glibc_floor(&t, &floor, tag_major, tag_minor, floor_over_tag);
+	if (tp) {
+		const char *fix = tc_fix(&after.arena, &tr, tp);
+		fprintf(t.out, "%storch%s        %s%s%s%s\n", c_bold(&t), c_reset(&t), tp->installed_ok ? c_green(&t) : c_yellow(&t),
+			tc_summary(&after.arena, &tr, tp), c_reset(&t), tp->installed_ok && tr.installed
+			? arena_printf(&after.arena, ", the installed %s among them", tr.installed) : "");
+		if (fix)
+			fprintf(t.out, "             fix: %s\n", fix);
+	}
 	fprintf(t.out, "\n%sits extension modules%s (%zu)\n", c_bold(&t), c_reset(&t), own.n);
 	for (size_t i = 0; i < own.n; i++)
 		print_verdict(&after, &t, own.item[i], o.verbose);

@@ -55,6 +55,13 @@ static const struct cli_option gpu_options[] = {
 	END_OPTIONS,
 };
 
+static const struct cli_option torch_compat_options[] = {
+	{ "--env", NULL, "ENV", 0, "dir", "the environment whose installed torch files and wheels are compared with (default: the one PATH is in)" },
+	{ "--releases", NULL, NULL, 0, NULL, "list the releases the index covers, with their wheel and sha256" },
+	{ "--index", NULL, "FILE", 0, "file", "read this index (tools/torch_index.py writes one) instead of the built-in one" },
+	END_OPTIONS,
+};
+
 static const struct cli_option check_options[] = {
 	{ "--python", NULL, "PATH", 0, "file", "the interpreter to model (its environment, or the one PATH is in)" },
 	{ "--libraries", NULL, NULL, 0, NULL, "also check libraries that are not extension modules" },
@@ -246,6 +253,29 @@ const struct cli_command cli_commands[] = {
 		.verbose_help = "also list what keeps working",
 		.exit_status = "0 it installs and nothing breaks, 1 pip would refuse it, one of its modules would not import, "
 			"or it breaks another; 2 usage error; 3 the wheel or the environment could not be read",
+	},
+	{
+		.name = "torch-compat",
+		.run = cmd_torch_compat,
+		.summary = "which torch releases the extensions of an environment bind against",
+		.operands = "[PATH|ENV|WHEEL...]",
+		.operand_complete = "file",
+		.description =
+			"Lists, for each package of an environment (or each file, folder or wheel\n"
+			"given), the torch releases whose exported symbols satisfy every torch symbol\n"
+			"its native code needs (c10::, at::, torch::, THP*, and the LibTorch stable C\n"
+			"ABI aoti_torch_* / torch_*: for those, the oldest release that has them all),\n"
+			"then the releases that would satisfy all of them at once, or the pairs of\n"
+			"packages that conflict, and the pip install line that fixes it.  The releases\n"
+			"come from the built-in index of every torch release on PyPI from 2.0.0 on (the\n"
+			"default linux x86_64 build of each; data/torch/README.md).  Nothing is loaded\n"
+			"or extracted.  Without PATH: $VIRTUAL_ENV, then $CONDA_PREFIX, then the\n"
+			"python3 on PATH.",
+		.options = torch_compat_options,
+		.common = COMMON_JSON | COMMON_COLOR | COMMON_VERBOSE,
+		.verbose_help = "each object, and the releases each binds against",
+		.exit_status = "0 every package binds against the installed torch (or, with no torch installed, some release "
+			"satisfies them all), 1 one does not or they conflict, 2 usage error, 3 a PATH or the index could not be read",
 	},
 	{
 		.name = "diff",

@@ -124,6 +124,8 @@ void cxx_explain_undefined(struct findings *L, struct finding *f, const struct n
 		struct value *t = val_obj(a);
 		val_set_str(a, t, "installed", c->torch_version);
 		val_set_bool(a, t, "built_against_other", other_torch);
+		if (c->torch_compat)
+			val_set(a, t, "compatible", c->torch_compat);
 		val_set(a, f->fields, "torch", t);
 	}
 	if (r->cause == NM_CAUSE_UNKNOWN)
@@ -196,6 +198,12 @@ void cxx_explain_undefined(struct findings *L, struct finding *f, const struct n
 			finding_line(L, f, "%s was built against a different torch than the installed %s", req,
 				     c->torch_version);
 	}
+	if (torch && c->torch_releases)
+		finding_line(L, f, "%s", c->torch_releases);
+	if (torch && c->torch_fix && r->cause != NM_CAUSE_OTHER_COPY && r->cause != NM_CAUSE_NOT_IN_SCOPE)
+		fix = r->cause == NM_CAUSE_CXX11_ABI
+			? arena_printf(a, "%s (_GLIBCXX_USE_CXX11_ABI=%s)", c->torch_fix, flavour_word(r->have_abi))
+			: c->torch_fix;
 	if (!fix) {
 		if (torch && r->cause == NM_CAUSE_CXX11_ABI)
 			fix = arena_printf(a, "install a build of %s made for the installed torch%s%s (_GLIBCXX_USE_CXX11_ABI=%s), "

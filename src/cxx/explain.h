@@ -27,6 +27,14 @@ struct cxx_explain_ctx {
 	const char *torch_version;	/* the installed torch's __version__, or NULL */
 	int torch_cxx11_abi;		/* the installed torch's flavour, -1 */
 	const char *fix_override;	/* a fix the caller knows better (other-copy), or NULL */
+	/* From the torch ABI index (cxx/torchabi.h), when the requester needs
+	 * torch symbols: the releases it binds against ("sgl_kernel binds
+	 * against torch 2.9.0 and 2.9.1 (CUDA 12)"), the fix naming one
+	 * ("pip install torch==2.9.1, or ...") or NULL when the installed torch
+	 * is one of them, and the JSON (releases, installed_ok...). */
+	const char *torch_releases;
+	const char *torch_fix;
+	struct value *torch_compat;
 };
 
 void cxx_explain_undefined(struct findings *L, struct finding *f, const struct nm_result *r,

@@ -4,6 +4,7 @@
 #include "cxx/explain.h"
 #include "cxx/versions.h"
 #include "cxx/torch.h"
+#include "cxx/torchcompat.h"
 
 #include <errno.h>
 
@@ -262,6 +263,10 @@ struct conv {
 	const struct torch_identity *torch;
 	bool torch_done;
 	int nearmiss_done;
+	/* the torch ABI index's answer for the last requester explained */
+	const struct object *tc_obj;
+	const char *tc_releases, *tc_fix;
+	struct value *tc_json;
 };
 
 /* ---- C++ and version explanations (cxx/) ---- */
@@ -510,6 +515,47 @@ static const char *pick_advice(struct conv *c, const struct lmap *m, const char 
 	}
 }
 
+/* Which torch releases the requester binds against (the torch ABI index),
+ * computed once per requester; the sentence goes on its first finding, the
+ * fix on each. */
+static void torch_releases_for(struct conv *c, const struct failure *fl, const struct torch_identity *t,
+			       struct cxx_explain_ctx *ctx)
+{
+	struct scan *s = c->s;
+	struct arena *a = &s->arena;
+	const struct object *o = fl->requester ? fl->requester->obj : NULL;
+	if (!usable_elf(o))
+		return;
+	if (c->tc_obj != o) {
+		c->tc_obj = o;
+		c->tc_releases = c->tc_fix = NULL;
+		c->tc_json = NULL;
+		struct diag d = { 0 };
+		const struct torchabi *ix = torchabi_builtin(a, &s->torchabi, &d);
+		if (!ix)
+			return;
+		struct tc_report r;
+		tc_report_init(&r, ix, t ? t->v.version : NULL);
+		tc_add_object(s, &r, fl->requester_path, o, cxx_package_of(a, fl->requester_path), NULL, NULL);
+		tc_finish(&r);
+		if (!r.npkg)
+			return;
+		const struct tc_package *p = r.pkg[0];
+		c->tc_releases = tc_summary(a, &r, p);
+		c->tc_fix = tc_fix(a, &r, p);
+		struct value *j = val_obj(a);
+		val_set(a, j, "releases", tc_set_value(a, ix, &p->ok));
+		val_set_int(a, j, "torch_symbols", (int64_t)p->nneed);
+		val_set_bool(a, j, "stable_abi_only", p->stable_only);
+		val_set_bool(a, j, "installed_ok", p->installed_ok);
+		val_set(a, j, "fix", val_str(a, c->tc_fix));
+		c->tc_json = j;
+		ctx->torch_releases = c->tc_releases;
+	}
+	ctx->torch_fix = c->tc_fix;
+	ctx->torch_compat = c->tc_json;
+}
+
 static void explain_undefined(struct conv *c, const struct failure *fl, struct finding *f)
 {
 	struct scan *s = c->s;
@@ -546,7 +592,8 @@ static void explain_undefined(struct conv *c, const struct failure *fl, struct f
 			     newest ? "; its newest of that family is " : "", newest ? newest : "");
 	}
 	const struct torch_identity *t = installed_torch(c);
-	struct cxx_explain_ctx ctx = { fl->requester_path, t ? t->v.version : NULL, t ? t->cxx11_abi : -1, NULL };
+	struct cxx_explain_ctx ctx = { .requester = fl->requester_path, .torch_version = t ? t->v.version : NULL,
+				       .torch_cxx11_abi = t ? t->cxx11_abi : -1 };
 	if (res.cause == NM_CAUSE_OTHER_COPY && res.expected) {
 		const struct lmap *m = loaded_map_of(c, res.expected->obj);
 		const struct nm_near *b = nm_best(&res);
@@ -557,6 +604,7 @@ static void explain_undefined(struct conv *c, const struct failure *fl, struct f
 			ctx.fix_override = fix;
 		}
 	}
+	torch_releases_for(c, fl, t, &ctx);
 	cxx_explain_undefined(&s->findings, f, &res, &ctx);
 }
 
@@ -1043,7 +1091,7 @@ void why_identity(struct scan *s, const struct why_request *q, const struct why_
 	struct arena *a = &s->arena;
 	memset(out, 0, sizeof *out);
 	out->json = val_obj(a);
-	struct conv c = { s, (struct why_result *)r, q, NULL, 0, true, &r->target, NULL, NULL, false, 0 };
+	struct conv c = { .s = s, .r = (struct why_result *)r, .q = q, .is_target = true, .dr = &r->target };
 	const struct torch_identity *t = r->target_unreadable ? NULL : installed_torch(&c);
 	const struct lmap *root = r->target_unreadable ? NULL : r->target.root;
 	struct cxx_identity id;

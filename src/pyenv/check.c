@@ -164,7 +164,8 @@ static void explain_missing(struct check_ctx *x, struct finding *lnf, const stru
 			    rel ? rel : "", rel ? ", or " : "",
 			    arena_printf(a, "put %s on LD_LIBRARY_PATH before importing it", dir));
 	} else {
-		const struct provider *pv = provider_lookup(a, lib);
+		int cuda_hint = x->c->torch.found && x->c->torch.cuda ? (int)strtol(x->c->torch.cuda, NULL, 10) : 0;
+		const struct provider *pv = provider_lookup_cuda(a, lib, cuda_hint);
 		f = finding_add(&s->findings, "library-not-installed", SEV_ERROR, lnf->object);
 		val_set_str(a, f->fields, "library", lib);
 		if (str_eq(lib, "libcuda.so.1")) {
@@ -185,9 +186,17 @@ static void explain_missing(struct check_ctx *x, struct finding *lnf, const stru
 				finding_line(&s->findings, f, "%s installs it into site-packages/%s", pv->dist, pv->folder);
 			if (pv->note)
 				finding_line(&s->findings, f, "%s", pv->note);
-			finding_fix(&s->findings, f, "install %s (the version that matches the rest of the "
-						     "environment's CUDA %s)", pv->dist,
-				    pv->cuda_major ? arena_printf(a, "%d", pv->cuda_major) : "stack");
+			const char *pip = provider_pip_line(a, pv);
+			val_set(a, f->fields, "pip_install", val_str(a, pip));
+			val_set(a, f->fields, "provider_version", val_str(a, pv->version));
+			if (pip && pv->version)
+				finding_fix(&s->findings, f, "%s (the version %s pins for CUDA %d; another %s release "
+							     "of the same CUDA major works too)",
+					    pip, pv->pinned_by ? pv->pinned_by : "torch", pv->cuda_major, pv->dist);
+			else
+				finding_fix(&s->findings, f, "install %s (the version that matches the rest of the "
+							     "environment's CUDA %s)", pv->dist,
+					    pv->cuda_major ? arena_printf(a, "%d", pv->cuda_major) : "stack");
 		} else {
 			finding_title(&s->findings, f, "%s is not installed anywhere in the environment or on the system "
 						       "search path", lib);

@@ -25,27 +25,58 @@ static const char *field(struct arena *a, const char **p, const char *eol)
 	return arena_strndup(a, s, (size_t)(t - s));
 }
 
-const struct provider *provider_lookup(struct arena *a, const char *soname)
+static const struct provider *parse_row(struct arena *a, const char *line, const char *eol)
+{
+	struct provider *pv = arena_alloc(a, sizeof *pv);
+	const char *p = line;
+	pv->soname = field(a, &p, eol);
+	const char *maj = field(a, &p, eol);
+	pv->cuda_major = (maj[0] >= '0' && maj[0] <= '9') ? (int)strtol(maj, NULL, 10) : 0;
+	pv->dist = field(a, &p, eol);
+	pv->folder = field(a, &p, eol);
+	pv->note = p < eol ? field(a, &p, eol) : NULL;
+	pv->version = p < eol ? field(a, &p, eol) : NULL;
+	pv->pinned_by = p < eol ? field(a, &p, eol) : NULL;
+	if (pv->note && !pv->note[0])
+		pv->note = NULL;
+	if (pv->version && !pv->version[0])
+		pv->version = NULL;
+	if (pv->pinned_by && !pv->pinned_by[0])
+		pv->pinned_by = NULL;
+	return pv;
+}
+
+const struct provider *provider_lookup_cuda(struct arena *a, const char *soname, int cuda_major)
 {
 	const char *text = abiscope_providers_tsv;
 	size_t n = strlen(soname);
+	const struct provider *first = NULL;
 	for (const char *line = text; *line;) {
 		const char *eol = strchr(line, '\n');
 		if (!eol)
 			eol = line + strlen(line);
 		if (line[0] != '#' && (size_t)(eol - line) > n && strncmp(line, soname, n) == 0 &&
 		    line[n] == '\t') {
-			struct provider *pv = arena_alloc(a, sizeof *pv);
-			const char *p = line;
-			pv->soname = field(a, &p, eol);
-			const char *maj = field(a, &p, eol);
-			pv->cuda_major = (maj[0] >= '0' && maj[0] <= '9') ? (int)strtol(maj, NULL, 10) : 0;
-			pv->dist = field(a, &p, eol);
-			pv->folder = field(a, &p, eol);
-			pv->note = p < eol ? field(a, &p, eol) : NULL;
-			return pv;
+			const struct provider *pv = parse_row(a, line, eol);
+			if (!cuda_major || pv->cuda_major == cuda_major)
+				return pv;
+			if (!first)
+				first = pv;
 		}
 		line = *eol ? eol + 1 : eol;
 	}
-	return NULL;
+	return first;
+}
+
+const struct provider *provider_lookup(struct arena *a, const char *soname)
+{
+	return provider_lookup_cuda(a, soname, 0);
+}
+
+const char *provider_pip_line(struct arena *a, const struct provider *pv)
+{
+	if (!pv || !pv->dist[0] || pv->dist[0] == '(' || strchr(pv->dist, ' '))
+		return NULL;
+	return pv->version ? arena_printf(a, "pip install %s==%s", pv->dist, pv->version)
+			   : arena_printf(a, "pip install %s", pv->dist);
 }

@@ -14,10 +14,18 @@ struct provider {
 	const char *dist;	/* pip distribution(s), as the user would install them */
 	const char *folder;	/* install folder under site-packages, or "-" */
 	const char *note;	/* or NULL */
+	const char *version;	/* the version read from a real wheel ("12.8.93"), or NULL */
+	const char *pinned_by;	/* who pins that version ("torch 2.9.1"), or NULL */
 };
 
 /* The table entry for soname, or NULL. */
 const struct provider *provider_lookup(struct arena *a, const char *soname);
+/* The same, preferring the row for CUDA major cuda_major (0: the first row):
+ * libcurand.so.10 comes from nvidia-curand-cu12 or nvidia-curand (13). */
+const struct provider *provider_lookup_cuda(struct arena *a, const char *soname, int cuda_major);
+/* "pip install nvidia-cuda-nvrtc-cu12==12.8.93" (without == when the
+ * version is unknown); NULL when pv is not a pip distribution. */
+const char *provider_pip_line(struct arena *a, const struct provider *pv);
 
 /* The raw table text (for tests). */
 const char *providers_table_text(void);

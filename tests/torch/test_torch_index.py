@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""The torch ABI index end to end, on wheels built at test time.
+
+Two fake torch wheels (9.0.0 and 9.1.0, whose torch/lib/libc10.so are
+compiled here from C: 9.1.0 changed c10_cuda_check_implementation's line
+number from int to unsigned int and added a stable-ABI shim) are indexed by
+tools/torch_index.py (the Python writer, reading them with
+build/devtools/wheel_exports); `abiscope torch-compat --index` (the C reader)
+must then name, for extensions built here against one or the other, the
+releases computed independently in this file from `nm -D` of the libraries.
+Also: adding a wheel twice leaves the index byte for byte the same; the
+built-in index decodes and lists releases from 2.0 on; a damaged index is an
+error naming the file and the offset.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.abspath(os.environ.get("BUILD", os.path.join(TOP, "build")))
+ABISCOPE = os.path.abspath(os.environ.get("ABISCOPE", os.path.join(BUILD, "abiscope")))
+TOOL = os.path.join(TOP, "tools", "torch_index.py")
+CC = os.environ.get("FIXTURE_CC", "cc")
+failed = 0
+
+
+def ok(cond, name, detail=""):
+    global failed
+    print(("ok - " if cond else "not ok - ") + name)
+    if not cond:
+        failed += 1
+        for line in str(detail).splitlines()[:20]:
+            print("#   " + line)
+
+
+OLD = "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib"   # (int, char const*, char const*, int, bool)
+NEW = "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_jb"   # ... unsigned int ...
+COMMON = "_ZN3c106detail14torchCheckFailEPKcS2_jS2_"
+SHIM = "aoti_torch_new_tensor_handle"
+LIBS = {"9.0.0": [OLD, COMMON], "9.1.0": [NEW, COMMON, SHIM]}
+
+
+def cc(out, src, *flags):
+    c = out + ".c"
+    with open(c, "w") as f:
+        f.write(src)
+    subprocess.run([CC, "-shared", "-fPIC", "-o", out, c] + list(flags), check=True)
+
+
+def torch_wheel(tmp, version, names):
+    lib = os.path.join(tmp, "libc10-%s.so" % version)
+    cc(lib, "".join("void %s(void) {}\n" % n for n in names), "-Wl,-soname,libc10.so")
+    w = os.path.join(tmp, "torch-%s-cp311-cp311-manylinux_2_28_x86_64.whl" % version)
+    di = "torch-%s.dist-info" % version
+    with zipfile.ZipFile(w, "w", zipfile.ZIP_DEFLATED) as z:
+        z.write(lib, "torch/lib/libc10.so")
+        z.writestr("torch/version.py", "__version__ = '%s'\n" % version)
+        z.writestr(di + "/METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: %s\n" % version)
+        z.writestr(di + "/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-manylinux_2_28_x86_64\n")
+        z.writestr(di + "/RECORD", "")
+    return w, lib
+
+
+def extension(tmp, name, needs):
+    out = os.path.join(tmp, name + ".so")
+    decl = "".join("extern void %s(void);\n" % n for n in needs)
+    body = "".join("  %s();\n" % n for n in needs)
+    cc(out, decl + "void PyInit_%s(void) {\n%s}\n" % (name, body))
+    return out
+
+
+def nm_exports(lib):
+    r = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True, check=True)
+    return {l.split()[-1] for l in r.stdout.splitlines() if len(l.split()) >= 3}
+
+
+def compat(index, *paths):
+    r = subprocess.run([ABISCOPE, "torch-compat", "--json", "--index", index] + list(paths),
+                       capture_output=True, text=True)
+    return r.returncode, json.loads(r.stdout) if r.stdout.startswith("{") else None, r
+
+
+def main():
+    if not os.path.exists(os.path.join(BUILD, "devtools", "wheel_exports")):
+        print("not ok - build/devtools/wheel_exports is missing (make devtools)")
+        return 1
+    tmp = tempfile.mkdtemp(prefix="abiscope-torchidx-")
+    try:
+        return run(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(tmp):
+    index = os.path.join(tmp, "abi.idx")
+    wheels, exports = {}, {}
+    for v, names in LIBS.items():
+        wheels[v], lib = torch_wheel(tmp, v, names)
+        exports[v] = nm_exports(lib)
+    env = dict(os.environ, BUILD=BUILD)
+    r = subprocess.run([sys.executable, TOOL, "--index", index, "--bits", "48", "add"] + list(wheels.values()),
+                       capture_output=True, text=True, env=env)
+    ok(r.returncode == 0 and os.path.exists(index), "torch_index.py add writes an index", r.stderr)
+    if r.returncode:
+        return 1
+    first = open(index, "rb").read()
+    r = subprocess.run([sys.executable, TOOL, "--index", index, "add", wheels["9.0.0"]], capture_output=True,
+                       text=True, env=env)
+    ok(r.returncode == 0 and open(index, "rb").read() == first, "adding the same wheel again changes nothing",
+       r.stderr)
+    r = subprocess.run([sys.executable, TOOL, "--index", index, "list"], capture_output=True, text=True)
+    rows = [l.split("\t") for l in r.stdout.splitlines()]
+    sha = hashlib.sha256(open(wheels["9.1.0"], "rb").read()).hexdigest()
+    ok([x[0] for x in rows] == ["9.0.0", "9.1.0"] and rows[1][-1] == sha and rows[1][-2] == os.path.basename(wheels["9.1.0"]),
+       "the index records each release with its wheel file name and sha256", r.stdout)
+
+    # the oracle: a release satisfies an extension when nm -D of its library defines every name it needs
+    cases = {
+        "built_for_900": [OLD, COMMON],
+        "built_for_910": [NEW, COMMON],
+        "needs_common": [COMMON],
+        "stable_only": [SHIM],
+    }
+    exts = {n: extension(tmp, n, needs) for n, needs in cases.items()}
+    for n, needs in cases.items():
+        want = [v for v in LIBS if all(x in exports[v] for x in needs)]
+        rc, j, raw = compat(index, exts[n])
+        got = j["packages"][0]["releases"] if j and j["packages"] else None
+        ok(got == want, "%s: torch-compat names the releases whose exports satisfy it (%s)" % (n, want),
+           raw.stdout[-1500:] + raw.stderr[-500:])
+    rc, j, raw = compat(index, exts["stable_only"])
+    ok(j and j["packages"][0]["stable_abi_only"] and "9.1.0 or newer" in j["packages"][0]["summary"],
+       "stable C ABI only: the oldest release that has them all, or newer", raw.stdout[-800:])
+    rc, j, raw = compat(index, exts["built_for_900"])
+    ok(j and j["packages"][0]["fix"] == "pip install torch==9.0.0", "the fix names the torch to install",
+       raw.stdout[-800:])
+    # two packages built for different releases: no release satisfies both
+    rc, j, raw = compat(index, exts["built_for_900"], exts["built_for_910"])
+    ok(j and j["satisfies_all"] == [] and len(j["conflicts"]) == 1 and rc == 1,
+       "two extensions built for different torch releases conflict (exit 1)", raw.stdout[-1500:])
+    rc, j, raw = compat(index, exts["built_for_910"], exts["needs_common"])
+    ok(j and j["satisfies_all"] == ["9.1.0"] and rc == 0, "the environment answer is the intersection",
+       raw.stdout[-1500:])
+    rc, _, raw = compat(index, exts["built_for_900"])
+    r = subprocess.run([ABISCOPE, "torch-compat", "--index", index, exts["built_for_900"]], capture_output=True,
+                       text=True)
+    ok("binds against torch 9.0.0" in r.stdout and "fix: pip install torch==9.0.0" in r.stdout,
+       "text: the releases and the fix", r.stdout)
+
+    # damaged indexes: an error naming the file and the offset, never a crash
+    bad = os.path.join(tmp, "bad.idx")
+    crashes = []
+    for cut in sorted(set([0, 8, 31, 32, 60, len(first) // 2, len(first) - 1])):
+        open(bad, "wb").write(first[:cut])
+        r = subprocess.run([ABISCOPE, "torch-compat", "--index", bad, exts["needs_common"]], capture_output=True,
+                           text=True)
+        if r.returncode != 3 or "bad.idx" not in r.stderr or r.returncode < 0:
+            crashes.append((cut, r.returncode, r.stderr))
+    ok(not crashes, "a truncated index is an error naming the file (exit 3)", crashes)
+    flipped = bytearray(first)
+    flipped[-3] ^= 0xff
+    open(bad, "wb").write(bytes(flipped))
+    r = subprocess.run([ABISCOPE, "torch-compat", "--index", bad, exts["needs_common"]], capture_output=True, text=True)
+    ok(r.returncode == 3 and "torch ABI index" in r.stderr, "a damaged symbol group is an error", r.stderr)
+
+    # the built-in index
+    r = subprocess.run([ABISCOPE, "torch-compat", "--json", exts["needs_common"]], capture_output=True, text=True)
+    j = json.loads(r.stdout) if r.stdout.startswith("{") else {}
+    vers = [x["version"] for x in j.get("index", {}).get("releases", [])]
+    ok(vers and vers[0].startswith("2.") and all(x["sha256"] and x["wheel"].endswith(".whl")
+                                                for x in j["index"]["releases"]),
+       "the built-in index decodes, with a wheel and sha256 per release (%d releases)" % len(vers), r.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
