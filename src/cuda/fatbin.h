@@ -97,6 +97,8 @@ struct fatbin_set {
 	const char *problem;		/* first malformed structure, or NULL */
 	uint64_t problem_offset;
 	size_t nproblems;
+	uint64_t strict_reads;		/* entry headers read validating candidates */
+	bool strict_capped;		/* ... past the budget: the search by magic stopped */
 };
 
 enum fatbin_scan_mode {
