@@ -12,28 +12,39 @@
 
 #define MAX_INPUT (4u << 20)
 
-static char *read_all(FILE *in, size_t *len)
+/*
+ * All of in, or its last MAX_INPUT bytes from a line start (*cut then
+ * says so): a traceback's error is its last line, so the tail is what
+ * counts.  Memory stays under 2 * MAX_INPUT.
+ */
+static char *read_all(FILE *in, size_t *len, bool *cut)
 {
-	size_t cap = 65536, n = 0;
+	size_t cap = 2 * (size_t)MAX_INPUT, n = 0;
 	char *buf = malloc(cap + 1);
+	*cut = false;
 	if (!buf)
 		return NULL;
 	for (;;) {
 		if (n == cap) {
-			if (cap >= MAX_INPUT)
-				break;
-			cap *= 2;
-			char *nb = realloc(buf, cap + 1);
-			if (!nb) {
-				free(buf);
-				return NULL;
-			}
-			buf = nb;
+			/* keep the newest half */
+			memmove(buf, buf + cap - MAX_INPUT, MAX_INPUT);
+			n = MAX_INPUT;
+			*cut = true;
 		}
 		size_t r = fread(buf + n, 1, cap - n, in);
 		if (r == 0)
 			break;
 		n += r;
+	}
+	size_t from = n > MAX_INPUT ? n - MAX_INPUT : 0;
+	if (from)
+		*cut = true;
+	if (*cut) {
+		const char *nl = memchr(buf + from, '\n', n - from);
+		if (nl && (size_t)(nl + 1 - buf) < n)
+			from = (size_t)(nl + 1 - buf);	/* from a whole line */
+		memmove(buf, buf + from, n - from);
+		n -= from;
 	}
 	buf[n] = '\0';
 	*len = n;
@@ -138,7 +149,11 @@ int cmd_explain(int argc, char **argv)
 	} else {
 		if (isatty(STDIN_FILENO))
 			fprintf(stderr, "abiscope explain: paste the error, then Ctrl-D\n");
-		text = read_all(stdin, &len);
+		bool cut;
+		text = read_all(stdin, &len, &cut);
+		if (cut)
+			fprintf(stderr, "abiscope explain: the input is longer than %u MiB: only its last %u MiB "
+					"were read (a traceback's error is its last line)\n", MAX_INPUT >> 20, MAX_INPUT >> 20);
 	}
 	if (!text || len == 0) {
 		free(text);
