@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -559,6 +560,74 @@ void fs_probe(const struct fsview *fs, const char *path, uint8_t *head, size_t h
 	close(fd);
 }
 
+/* ---- files that shrink while mapped ----
+ *
+ * Reading a page of a mapping past the file's new end raises SIGBUS.  The
+ * live mappings are kept in a fixed table the handler can search without
+ * locks or allocation; a fault inside one is repaired by mapping a page
+ * of zeros over it (reads go on, bounded as before) and remembered, so
+ * the command reports an I/O error naming the file instead of dying.
+ */
+#define MAX_LIVE_MAPS 4096
+struct live_map {
+	const uint8_t *volatile addr;
+	volatile size_t len;
+	char path[256];
+};
+static struct live_map live[MAX_LIVE_MAPS];
+static volatile sig_atomic_t faulted;
+static char fault_path[256];
+static volatile long page_size;	/* sysconf() is not async-signal-safe: read it before */
+void (*fs_test_after_map)(const char *host_path);
+
+static void live_add(const uint8_t *addr, size_t len, const char *path)
+{
+	if (!page_size)
+		page_size = sysconf(_SC_PAGESIZE);
+	for (size_t i = 0; i < MAX_LIVE_MAPS; i++)
+		if (!live[i].addr) {
+			snprintf(live[i].path, sizeof live[i].path, "%s", path);
+			live[i].len = len;
+			live[i].addr = addr;
+			return;
+		}
+}
+
+static void live_remove(const uint8_t *addr)
+{
+	for (size_t i = 0; i < MAX_LIVE_MAPS; i++)
+		if (live[i].addr == addr) {
+			live[i].addr = NULL;
+			return;
+		}
+}
+
+bool fs_repair_fault(const void *addr)
+{
+	const uint8_t *p = addr;
+	for (size_t i = 0; i < MAX_LIVE_MAPS; i++) {
+		const uint8_t *a = live[i].addr;
+		if (!a || p < a || p >= a + live[i].len)
+			continue;
+		long page = page_size;
+		uintptr_t at = (uintptr_t)p & ~(uintptr_t)(page - 1);
+		if (mmap((void *)at, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+		    MAP_FAILED)
+			return false;
+		if (!faulted) {
+			memcpy(fault_path, live[i].path, sizeof fault_path);
+			faulted = 1;
+		}
+		return true;
+	}
+	return false;
+}
+
+const char *fs_fault(void)
+{
+	return faulted ? fault_path : NULL;
+}
+
 enum status fs_map(const struct fsview *fs, const char *path, struct mapped_file *mf,
 		   struct diag *d)
 {
@@ -619,6 +688,9 @@ enum status fs_map(const struct fsview *fs, const char *path, struct mapped_file
 	}
 	mf->data = p;
 	mf->len = (size_t)sb.st_size;
+	live_add(p, mf->len, path);
+	if (fs_test_after_map)
+		fs_test_after_map(hp);
 out:
 	close(fd);
 	return st;
@@ -626,8 +698,10 @@ out:
 
 void fs_unmap(struct mapped_file *mf)
 {
-	if (mf->data && mf->len && !mf->borrowed)
+	if (mf->data && mf->len && !mf->borrowed) {
+		live_remove(mf->data);
 		munmap((void *)mf->data, mf->len);
+	}
 	mf->data = NULL;
 	mf->len = 0;
 }

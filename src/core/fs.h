@@ -106,6 +106,21 @@ enum status fs_map(const struct fsview *fs, const char *path, struct mapped_file
 		   struct diag *d);
 void fs_unmap(struct mapped_file *mf);
 
+/*
+ * A mapped file that shrinks while it is read makes the read fault
+ * (SIGBUS).  The CLI's SIGBUS handler calls fs_repair_fault() with the
+ * faulting address: inside a live mapping, that page becomes zeros, the
+ * file is remembered and true is returned (the read resumes); else false
+ * (not ours: die as the signal says).  fs_fault() is then the path of the
+ * first file that changed under us (its results are not to be trusted),
+ * or NULL.  Async-signal-safe: no locks, no allocation.
+ */
+bool fs_repair_fault(const void *addr);
+const char *fs_fault(void);
+/* Test hook: called with the host path of each file just mapped (the
+ * tests truncate it there, to make the race above deterministic). */
+extern void (*fs_test_after_map)(const char *host_path);
+
 /* Reads a whole small regular file (max bytes) into a malloc'd buffer. */
 enum status fs_read_small(const struct fsview *fs, const char *path, size_t max, char **out,
 			  size_t *len, struct diag *d);

@@ -98,7 +98,7 @@ if grep -q '^verdict  would load' "$FX/esc/nl.txt"; then fail "why: a file name 
 else pass "why: a file name with a newline cannot forge a verdict line"; fi
 expect_contains "$(cat "$FX/esc/nl.txt")" 'x\nverdict  would load\n.so' "why: the newline is shown as backslash-n"
 printf 'Traceback (most recent call last):\nImportError: %s/libfoo.so: cannot open shared object file: No such file or directory\x1b]0;owned\x07\xff\n' "$FX/esc" |
-	$ABISCOPE explain --color never "$FX/env1" >"$FX/esc/explain.txt" 2>&1
+	$ABISCOPE explain --color never --python "$FX/env1/bin/python3" >"$FX/esc/explain.txt" 2>&1
 if grep -q "$ESC" "$FX/esc/explain.txt"; then fail "explain: a pasted OSC sequence is not replayed" "$(od -c "$FX/esc/explain.txt" | head)"
 else pass "explain: a pasted OSC sequence is not replayed"; fi
 if LC_ALL=C grep -q "$(printf '\377')" "$FX/esc/explain.txt"; then fail "explain: invalid UTF-8 is shown as backslash-xHH"
@@ -195,5 +195,54 @@ $ABISCOPE check /proc/self >"$FX/empty.txt" 2>&1
 rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]
 expect_eq "$?" 0 "check /proc/self: exit 0 or 3, no crash (got $rc)"
+
+# ---- 5. the search for fatbins by their magic is bounded: 100,000 overlapping
+# candidate headers in a .so's data took 133 s (quadratic)
+mkdir -p "$FX/fatbin"
+python3 - "$FX/fatbin/blob" <<'PY'
+import struct, sys
+n, B = 100000, 96		# candidate every 96 bytes; each one's entries chain to the end
+buf = bytearray(n * B + 64)
+end = len(buf) - 8		# ... and miss it by 8 bytes, so every candidate fails last
+for k in range(n):
+    b = k * B
+    struct.pack_into("<IHHQ", buf, b, 0xBA55ED50, 1, 16, end - (b + 16))
+    struct.pack_into("<HHIQ", buf, b + 16, 2, 0x0101, B, 0)
+open(sys.argv[1], "wb").write(buf)
+PY
+printf '.section .data\n.globl blob\nblob:\n.incbin "%s"\n.section .note.GNU-stack,"",@progbits\n' "$FX/fatbin/blob" >"$FX/fatbin/b.S"
+$CC -shared -o "$FX/fatbin/libcand.so" "$FX/fatbin/b.S"
+start=$(date +%s)
+timeout 120 $ABISCOPE cuda -v --color never "$FX/fatbin/libcand.so" >"$FX/fatbin/out.txt" 2>&1
+rc=$?
+secs=$(($(date +%s) - start))
+expect_eq "$rc" 0 "cuda of 100,000 overlapping fatbin candidates: exit 0"
+if [ "$secs" -le 30 ]; then pass "cuda of 100,000 overlapping fatbin candidates: done in ${secs}s"
+else fail "cuda of 100,000 overlapping fatbin candidates: done in ${secs}s" "over 30 s"; fi
+expect_contains "$(cat "$FX/fatbin/out.txt")" "search for fatbins by their magic stopped" "cuda of crafted candidates: says the search was capped"
+
+# ---- 13. explain keeps the tail of a long input (the error is the last line)
+python3 - "$FX/esc" >"$FX/long.txt" <<'PY'
+import sys
+sys.stdout.write("noise line of a long log\n" * 300000)	# 7.5 MB
+sys.stdout.write("ImportError: %s/libgone.so: cannot open shared object file: No such file or directory\n" % sys.argv[1])
+PY
+$ABISCOPE explain --color never --python "$FX/env1/bin/python3" <"$FX/long.txt" >"$FX/long.out" 2>&1
+expect_contains "$(cat "$FX/long.out")" "libgone.so" "explain of 7.5 MB: the last line's error is found"
+expect_contains "$(cat "$FX/long.out")" "only its last 4 MiB were read" "explain of 7.5 MB: says the input was cut"
+
+# ---- 4. a file that shrinks while it is mapped: an I/O error naming it, exit 3
+mkdir -p "$FX/shrink"
+big=/usr/lib/x86_64-linux-gnu/libstdc++.so.6
+[ -f "$big" ] || big=$(ls /usr/lib/*/libc.so.6 /lib64/libc.so.6 2>/dev/null | head -1)
+cp "$big" "$FX/shrink/victim.so"
+ABISCOPE_TEST_SHRINK_AFTER_MAP=/victim.so $ABISCOPE cuda -v "$FX/shrink/victim.so" >"$FX/shrink/out.txt" 2>&1
+rc=$?
+expect_eq "$rc" 3 "cuda of a file halved just after it was mapped: exit 3, no SIGBUS (got $rc)"
+expect_contains "$(cat "$FX/shrink/out.txt")" "$FX/shrink/victim.so: I/O error: the file shrank while it was read" \
+	"cuda of a file halved just after it was mapped: the error names the file"
+cp "$big" "$FX/shrink/victim.so"
+ABISCOPE_TEST_SHRINK_AFTER_MAP=/victim.so $ABISCOPE why "$FX/shrink/victim.so" >"$FX/shrink/out.txt" 2>&1
+expect_eq "$?" 3 "why of a file halved just after it was mapped: exit 3"
 
 finish
