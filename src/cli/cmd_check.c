@@ -557,7 +557,7 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 	const struct causes *cs = &r->causes[i];
 	print_env_header(t, c, verbose);
 	size_t nf = failing_in(c);
-	size_t checked = c->nv - c->nstdlib;	/* libraries too under --libraries */
+	size_t checked = c->nv - c->nstdlib + c->nbroken_ext;	/* libraries too under --libraries */
 	fprintf(t->out, "%sverdict%s      %s%s%s: %zu of %zu %s would fail to import here", c_bold(t),
 		c_reset(t), nf || c->ngpu_fail ? c_red(t) : c_green(t), nf || c->ngpu_fail ? "FAIL" : "OK", c_reset(t),
 		nf, checked, checked > c->nextensions ? "modules and libraries"

@@ -717,14 +717,61 @@ static void record_mismatch(struct check_ctx *x)
 	}
 	if (!n)
 		return;
+	/* a RECORD that could not be read owns nothing: say so, not "by hand" */
+	struct value *unread = val_arr(a);
+	for (size_t i = 0; i < x->c->inv.dists.all.n; i++) {
+		const struct dist *d = x->c->inv.dists.all.item[i];
+		if (d->record_error)
+			val_push(a, unread, val_str(a, arena_printf(a, "%s/RECORD: %s", d->meta, d->record_error)));
+	}
 	struct finding *f = finding_add(&s->findings, "record-mismatch", SEV_WARNING, first_dir);
-	finding_title(&s->findings, f, "%zu binar%s that no installed distribution's RECORD lists (copied in by hand?)",
-		      n, n == 1 ? "y" : "ies");
+	if (unread->u.list.n)
+		finding_title(&s->findings, f, "%zu binar%s that no installed distribution's RECORD lists (%zu RECORD "
+			      "file%s could not be read)", n, n == 1 ? "y" : "ies", unread->u.list.n,
+			      unread->u.list.n == 1 ? "" : "s");
+	else
+		finding_title(&s->findings, f, "%zu binar%s that no installed distribution's RECORD lists (copied in by "
+			      "hand?)", n, n == 1 ? "y" : "ies");
 	val_set(a, f->fields, "unowned", list);
+	val_set(a, f->fields, "unreadable_records", unread);
+	for (size_t k = 0; k < unread->u.list.n; k++)
+		finding_line(&s->findings, f, "could not read %s", unread->u.list.item[k]->u.s);
 	for (size_t k = 0; k < list->u.list.n && k < 5; k++)
 		finding_line(&s->findings, f, "%s", list->u.list.item[k]->u.s);
 	finding_fix(&s->findings, f, "install these through a package (or remove them): files copied from another "
 				     "host are built for that host's torch and CUDA");
+}
+
+/*
+ * Files named like extension modules that are no file Python can import
+ * (a FIFO, a socket, a directory, a link to nothing or in a loop, one it
+ * may not read, a path over PATH_MAX): the import fails, so each is a
+ * failing module, with the reason.
+ */
+static bool in_focus(const struct check_options *o, const char *path);
+
+static void broken_extensions(struct check_ctx *x)
+{
+	struct scan *s = x->s;
+	struct env_check *c = x->c;
+	const char *suffix = c->env.ext_suffix;
+	for (size_t i = 0; i < c->inv.broken.n; i++) {
+		const struct inv_broken *b = c->inv.broken.item[i];
+		const char *name = path_basename(b->path);
+		if (!(suffix && str_ends(name, suffix)) && !str_ends(name, ".abi3.so") &&
+		    !(c->env.kind == PYENV_PLAIN && str_ends(name, ".so")))
+			continue;
+		if (x->o->nfocus && !in_focus(x->o, b->path))
+			continue;
+		struct finding *f = finding_add(&s->findings, "extension-unreadable", SEV_ERROR, b->path);
+		finding_title(&s->findings, f, "%s cannot be imported: %s", b->path, b->why);
+		val_set_str(&s->arena, f->fields, "reason", b->why);
+		finding_line(&s->findings, f, "Python finds the module by its file name, then cannot load it");
+		finding_fix(&s->findings, f, "replace it with the extension module's file (reinstall its package)");
+		c->nextensions++;
+		c->nfail_ext++;
+		c->nbroken_ext++;
+	}
 }
 
 static void namespace_shadow(struct check_ctx *x)
@@ -1007,6 +1054,7 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 	torch_import_majors(x);
 	duplicate_dist_info(x);
 	record_mismatch(x);
+	broken_extensions(x);
 	namespace_shadow(x);
 	c->env_finding_end = s->findings.list.n;
 	/* bindings a snapshot could not settle (loader/process.h assumed) */

@@ -76,6 +76,7 @@ struct env_check {
 	struct module_verdict *v;
 	size_t nv;
 	size_t nextensions, nstdlib, nfail_ext, nfail_lib;
+	size_t nbroken_ext;	/* of nextensions: files no one can import (extension-unreadable) */
 	size_t ngpu_fail;		/* modules that import but fail on the GPU */
 	const char *gpu_line;		/* the CUDA target ("H100 (sm_90), from --gpu ...") or NULL */
 	size_t env_finding_first, env_finding_end;	/* environment-level findings */

@@ -2,6 +2,7 @@
 
 #include "core/sha256.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -160,18 +161,33 @@ void metadata_parse(struct arena *a, const char *text, size_t len, struct dist *
 
 /* ---- loading ---- */
 
-static char *slurp(struct scan *s, const char *path, size_t *len)
+/* The file's text, or NULL; *why (optional) says why a file that is there
+ * could not be read (NULL when it is simply absent). */
+static char *slurp_why(struct scan *s, const char *path, size_t *len, const char **why)
 {
 	char *buf = NULL;
 	struct diag d;
 	diag_clear(&d);
+	if (why)
+		*why = NULL;
 	/* a metadata file linked into /proc or /sys describes this process
 	 * (/proc/self/environ), not the package */
-	if (fs_on_pseudo_fs(&s->fs, path))
+	if (fs_on_pseudo_fs(&s->fs, path)) {
+		if (why)
+			*why = "it leads into /proc or /sys";
 		return NULL;
-	if (fs_read_small(&s->fs, path, MAX_META_FILE, &buf, len, &d) != ST_OK)
+	}
+	if (fs_read_small(&s->fs, path, MAX_META_FILE, &buf, len, &d) != ST_OK) {
+		if (why && !(d.status == ST_IO && d.sys_errno == ENOENT))
+			*why = arena_strdup(&s->arena, d.msg);
 		return NULL;
+	}
 	return buf;
+}
+
+static char *slurp(struct scan *s, const char *path, size_t *len)
+{
+	return slurp_why(s, path, len, NULL);
 }
 
 static void name_from_dir(struct arena *a, const char *dirname, const char *suffix, struct dist *d)
@@ -217,12 +233,14 @@ static void load_dist_info(struct scan *s, struct distset *ds, const char *site,
 		free(text);
 	}
 	if (!egg) {
-		text = slurp(s, arena_printf(&s->arena, "%s/RECORD", d->meta), &len);
+		const char *why;
+		text = slurp_why(s, arena_printf(&s->arena, "%s/RECORD", d->meta), &len, &why);
 		if (text) {
 			d->has_record = true;
 			record_parse(&s->arena, site, text, len, d);
 			free(text);
 		}
+		d->record_error = why;
 	} else {
 		/* installed-files.txt paths are relative to the egg-info folder */
 		text = slurp(s, arena_printf(&s->arena, "%s/installed-files.txt", d->meta), &len);

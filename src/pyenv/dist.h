@@ -36,6 +36,7 @@ struct dist {
 	struct dist_file *file;
 	size_t nfile;
 	bool has_record, has_metadata;
+	const char *record_error;	/* why a RECORD that is there could not be read, or NULL */
 	struct ptrvec requires;	/* const char *: Requires-Dist lines */
 	struct ptrvec problems;	/* const char *: malformed lines, with line numbers */
 };

@@ -1,4 +1,6 @@
 #include "pyenv/inventory.h"
+
+#include <errno.h>
 #include "elf/symtab.h"
 
 #include <limits.h>
@@ -56,6 +58,14 @@ struct walker {
 	struct strmap seen;	/* object pointer (as text) -> inv_obj */
 };
 
+static void note_broken(struct walker *w, const char *path, const char *why)
+{
+	struct inv_broken *b = arena_alloc(&w->s->arena, sizeof *b);
+	b->path = path;
+	b->why = why;
+	ptrvec_push(&w->s->arena, &w->inv->broken, b);
+}
+
 static void consider_file(struct walker *w, const char *path, const char *name)
 {
 	struct scan *s = w->s;
@@ -67,11 +77,13 @@ static void consider_file(struct walker *w, const char *path, const char *name)
 	struct object *o = objcache_get(&s->objs, path, &d);
 	if (!o) {
 		ptrvec_push(&s->arena, &w->inv->unreadable, arena_printf(&s->arena, "%s: %s", path, d.msg));
+		note_broken(w, path, arena_strdup(&s->arena, d.msg));
 		return;
 	}
 	if (o->kind == OBJ_UNREADABLE) {
 		ptrvec_push(&s->arena, &w->inv->unreadable,
 			    arena_printf(&s->arena, "%s: %s", path, o->diag.msg));
+		note_broken(w, path, arena_strdup(&s->arena, o->diag.msg));
 		return;
 	}
 	if (o->kind != OBJ_ELF)
@@ -116,15 +128,36 @@ struct dir_ctx {
 	struct ptrvec files;
 };
 
+/* Why a file named like an extension module is none Python can import. */
+static const char *broken_reason(enum fs_kind kind, int err, bool is_link)
+{
+	switch (kind) {
+	case FS_FIFO: return "a FIFO, not a file (the loader would block opening it)";
+	case FS_SOCKET: return "a socket, not a file";
+	case FS_DEVICE: return "a device, not a file";
+	case FS_DIR: return "a directory, not a file";
+	case FS_MISSING:
+		return err == ELOOP ? "a loop of symbolic links"
+		       : err == ENAMETOOLONG ? "its path is longer than PATH_MAX"
+		       : err == EACCES ? "cannot be opened: permission denied"
+		       : is_link ? "a dangling symbolic link" : strerror(err);
+	default: return "not a regular file";
+	}
+}
+
 static bool list_entry(void *ctx, const char *name, enum fs_kind kind, bool is_link)
 {
 	struct dir_ctx *c = ctx;
 	struct scan *s = c->w->s;
 	const char *path = arena_printf(&s->arena, "%s/%s", c->dir, name);
-	if (kind == FS_OTHER || is_link) {
+	int err = 0;
+	if (kind == FS_OTHER || is_link || (kind == FS_DIR && shared_object_name(name))) {
 		struct fs_stat st;
 		fs_stat(&s->fs, path, &st);
 		kind = st.kind;
+		err = st.err;
+		if (kind != FS_REGULAR && shared_object_name(name))
+			note_broken(c->w, path, broken_reason(kind, err, is_link));
 		if (is_link && kind == FS_DIR)
 			return true;	/* never follow links to directories: no cycles */
 	}

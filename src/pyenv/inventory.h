@@ -27,6 +27,12 @@ struct inv_obj {
 	bool in_stdlib;		/* under the standard library's lib-dynload */
 };
 
+/* A file named like a shared object that is none anyone can load. */
+struct inv_broken {
+	const char *path;
+	const char *why;	/* "a FIFO, not a file ...", "a dangling symbolic link", ... */
+};
+
 struct inventory {
 	const struct pyenv *env;
 	struct distset dists;
@@ -35,6 +41,7 @@ struct inventory {
 	struct strmap by_name;	/* file name or SONAME -> struct ptrvec * of inv_obj */
 	size_t files_seen, dirs_seen;
 	struct ptrvec unreadable;	/* const char *: "path: reason" for files that could not be read */
+	struct ptrvec broken;		/* struct inv_broken *: FIFOs, links to nothing, unreadable... */
 };
 
 /* Walks the environment (or the plain folder / file at e->root). */

@@ -245,4 +245,38 @@ cp "$big" "$FX/shrink/victim.so"
 ABISCOPE_TEST_SHRINK_AFTER_MAP=/victim.so $ABISCOPE why "$FX/shrink/victim.so" >"$FX/shrink/out.txt" 2>&1
 expect_eq "$?" 3 "why of a file halved just after it was mapped: exit 3"
 
+# ---- 10. an extension module Python cannot import is a failure, with the reason
+cp -a "$FX/env1" "$FX/env10"
+SP10=$FX/env10/lib/python3.11/site-packages
+sfx=cpython-311-x86_64-linux-gnu.so
+mkfifo "$SP10/pkg/_fifo.$sfx"
+ln -s /nonexistent/x.so "$SP10/pkg/_dangling.$sfx"
+ln -s "_loop.$sfx" "$SP10/pkg/_loop.$sfx"
+mkdir "$SP10/pkg/_dir.$sfx"
+timeout 60 $ABISCOPE check --color never "$FX/env10" >"$FX/env10.txt" 2>&1
+expect_eq "$?" 1 "check of an env with a FIFO, a dangling link, a link loop and a folder as modules: exit 1"
+expect_contains "$(cat "$FX/env10.txt")" "4 of 5 extension modules would fail" "check: the four count as failing modules"
+for why in "_fifo.$sfx cannot be imported: a FIFO" "_dangling.$sfx cannot be imported: a dangling symbolic link" \
+	"_loop.$sfx cannot be imported: a loop of symbolic links" "_dir.$sfx cannot be imported: a directory"; do
+	expect_contains "$(cat "$FX/env10.txt")" "$why" "check names the reason: ${why#*: }"
+done
+# the oracle: Python itself fails to import them (the FIFO would hang it: not asked)
+for m in _dangling _loop _dir; do
+	PYTHONPATH=$SP10 timeout 20 python3 -c "import pkg.$m" >/dev/null 2>&1
+	rc=$?
+	[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]
+	expect_eq "$?" 0 "python3 -c 'import pkg.$m' fails too (exit $rc)"
+done
+
+# ---- 12. a RECORD that cannot be read is named, not taken for files copied by hand
+cp -a "$FX/env1" "$FX/env12"
+R12=$FX/env12/lib/python3.11/site-packages/pkg-1.0.dist-info/RECORD
+rm "$R12"
+mkfifo "$R12"
+$ABISCOPE check --color never -v "$FX/env12" >"$FX/env12.txt" 2>&1
+expect_contains "$(cat "$FX/env12.txt")" "1 RECORD file could not be read" "check: an unreadable RECORD is said"
+expect_contains "$(cat "$FX/env12.txt")" "could not read $FX/env12/lib/python3.11/site-packages/pkg-1.0.dist-info/RECORD: not a regular file" \
+	"check: which RECORD, and why"
+expect_not_contains "$(cat "$FX/env12.txt")" "copied in by hand" "check: not 'copied in by hand'"
+
 finish
