@@ -121,8 +121,10 @@ struct tree_ctx {
 
 static void tree(struct tree_ctx *c, const struct lmap *m, const char *prefix)
 {
-	if (c->depth > 64)
+	if (c->depth > 64) {
+		fprintf(c->t->out, "%s... (deeper than 64 levels: not drawn; --json has every object)\n", prefix);
 		return;
+	}
 	c->depth++;
 	const struct elf_file *ef = &m->obj->elf;
 	size_t n = m->obj->kind == OBJ_ELF && m->obj->elf_ok ? ef->nneeded : 0;

@@ -483,8 +483,14 @@ void search_library(struct process *p, struct lmap *loader, const char *name,
 	const struct lmap *fl = loader ? loader : main;
 	bool nodeflib = flags_1_of(fl) & DF_1_NODEFLIB_;
 	{
-		struct search_step *st = new_step(&s, FOUND_CACHE, NULL, p->facts.cache_path,
-						  p->facts.has_cache ? NULL : "no usable ld.so.cache");
+		const struct diag *cd = &p->facts.cache_diag;
+		const char *why = p->facts.has_cache ? NULL
+			: !cd->msg[0] ? "no usable ld.so.cache"
+			: cd->offset != DIAG_NO_OFFSET
+				? arena_printf(p->arena, "no usable ld.so.cache: %s (at offset %llu)", cd->msg,
+					       (unsigned long long)cd->offset)
+				: arena_printf(p->arena, "no usable ld.so.cache: %s", cd->msg);
+		struct search_step *st = new_step(&s, FOUND_CACHE, NULL, p->facts.cache_path, why);
 		const char *cached = p->facts.has_cache
 			? ldcache_lookup(&p->facts.cache, &p->facts.cache_query, name) : NULL;
 		if (cached && nodeflib) {

@@ -279,4 +279,24 @@ expect_contains "$(cat "$FX/env12.txt")" "could not read $FX/env12/lib/python3.1
 	"check: which RECORD, and why"
 expect_not_contains "$(cat "$FX/env12.txt")" "copied in by hand" "check: not 'copied in by hand'"
 
+# ---- 18. a corrupt ld.so.cache says why; the why tree says where it stops
+mkdir -p "$FX/rt/etc" "$FX/rt/lib64"
+printf 'glibc-ld.so.cache1.1\377\377\377\177' >"$FX/rt/etc/ld.so.cache"
+cp /lib64/ld-linux-x86-64.so.2 "$FX/rt/lib64/"
+cp /bin/true "$FX/rt/true"
+$ABISCOPE why --root "$FX/rt" --process /true libz.so.1 >"$FX/rt.txt" 2>&1
+expect_contains "$(cat "$FX/rt.txt")" "no usable ld.so.cache: ld.so.cache: unknown format (bad magic) (at offset 0)" \
+	"why with a corrupt ld.so.cache: the reason and the offset"
+mkdir -p "$FX/deep"
+printf 'int f70(void) { return 0; }\n' >"$FX/deep/l70.c"
+$CC -shared -fPIC -o "$FX/deep/libl70.so" "$FX/deep/l70.c"
+i=69
+while [ "$i" -ge 0 ]; do
+	printf 'int f%d(void); int f%d(void) { return f%d(); }\n' $((i + 1)) "$i" $((i + 1)) >"$FX/deep/l$i.c"
+	$CC -shared -fPIC -o "$FX/deep/libl$i.so" "$FX/deep/l$i.c" -L"$FX/deep" -ll$((i + 1)) -Wl,-rpath,'$ORIGIN'
+	i=$((i - 1))
+done
+$ABISCOPE why --color never "$FX/deep/libl0.so" >"$FX/deep.txt" 2>&1
+expect_contains "$(cat "$FX/deep.txt")" "deeper than 64 levels: not drawn" "why of a 70-deep chain: says where the tree stops"
+
 finish
