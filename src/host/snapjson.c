@@ -22,6 +22,9 @@
 /* Bounds on what is read (see src_open): 5x the largest real snapshot. */
 #define SNAPSHOT_MAX_BYTES ((size_t)256 << 20)
 #define SNAPSHOT_MAX_VALUES 8000000u
+/* The summary sits at the start and takes ~100 kB for 700 objects: the
+ * prefix searched for it stops at 4 MiB (and so does its parse's memory). */
+#define SUMMARY_MAX_BYTES ((size_t)4 << 20)
 #define EXPORT_RECORD 12
 
 /* ---- writing ---- */
@@ -1260,8 +1263,10 @@ enum status snapshot_read_summary(struct arena *a, const char *path, struct snap
 			st = tmp.status ? tmp.status : ST_MALFORMED;
 			break;
 		}
-		if (cap >= SNAPSHOT_MAX_BYTES) {
-			st = diag_set(d, ST_LIMIT, path, (uint64_t)len, "no complete summary in the first %zu bytes", cap);
+		if (cap >= SUMMARY_MAX_BYTES) {
+			st = diag_set(d, ST_LIMIT, path, (uint64_t)len,
+				      "no complete summary in the first %zu bytes (a real one takes a few hundred "
+				      "kilobytes at the start)", cap);
 			break;
 		}
 		cap *= 2;
