@@ -830,6 +830,12 @@ static void read_dynamic(struct arena *a, struct elf_file *ef)
 		uint64_t off;
 		uint64_t size = r.strsz;
 		if (elf_vaddr_to_offset(ef, r.strtab, 0, &off)) {
+			/* glibc never bounds names by DT_STRSZ: with 0 there it still
+			 * reads them from DT_STRTAB (and loads the object) */
+			if (size == 0) {
+				note_problem(ef, off, "DT_STRSZ is 0: the string table is read to the end of the file");
+				size = ef->raw.len - off;
+			}
 			if (size > ef->raw.len - off) {
 				note_problem(ef, off, "dynamic string table truncated");
 				size = ef->raw.len - off;

@@ -194,6 +194,9 @@ static const char *load_refusal(const struct process *p, const struct object *o,
 				return "ELF load command address/offset not page-aligned";
 			nload++;
 		} else if (s->type == PT_DYNAMIC_) {
+			/* glibc (2.36 here) refuses an empty PT_DYNAMIC in this loop */
+			if (s->filesz == 0)
+				return "object file has no dynamic section";
 			has_dynamic = true;
 		} else if (s->type == PT_GNU_STACK_) {
 			stack_flags = s->flags;

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -578,6 +579,52 @@ def fixture_cases():
     fx.lib("libneeds_v2b.so", "int vfun2(void); int u(void){return vfun2();}",
            libs=[fx.p("v2/libv.so")], flags=runpath(fx.p("nover")))
     run_pair("the provider has no version information at all", fx.p("libneeds_v2b.so"))
+
+    # -- corrupt ELF where glibc's verdict is not the obvious one (issue 13 item 15)
+    fx = Fx("corrupt")
+    fx.lib("libok.so", "#include <stdio.h>\nint g(void){return puts(\"x\");}")
+    base = open(fx.p("libok.so"), "rb").read()
+
+    def phdrs(b):
+        phoff = struct.unpack_from("<Q", b, 0x20)[0]
+        phentsize, phnum = struct.unpack_from("<HH", b, 0x36)
+        return [(phoff + i * phentsize,) + struct.unpack_from("<IIQQQQQQ", b, phoff + i * phentsize)
+                for i in range(phnum)]
+
+    def dyn_entries(b):
+        for _, typ, _, off, _, _, filesz, _, _ in phdrs(b):
+            if typ == 2:	# PT_DYNAMIC
+                return [(off + 16 * i,) + struct.unpack_from("<qQ", b, off + 16 * i) for i in range(filesz // 16)]
+        return []
+
+    def variant(name, edit):
+        b = bytearray(base)
+        edit(b)
+        return fx.write(name, bytes(b))
+
+    def empty_dynamic(b):
+        for at, typ, *_ in phdrs(b):
+            if typ == 2:
+                struct.pack_into("<Q", b, at + 32, 0)	# p_filesz
+
+    def misaligned_load(b):
+        for at, typ, _, off, *_ in phdrs(b):
+            if typ == 1:
+                struct.pack_into("<Q", b, at + 8, off + 1)	# p_offset
+                return
+
+    def set_dyn(tag, value):
+        def edit(b):
+            for at, t, _ in dyn_entries(b):
+                if t == tag:
+                    struct.pack_into("<Q", b, at + 8, value)
+        return edit
+
+    run_pair("PT_DYNAMIC with p_filesz 0", variant("dyn0.so", empty_dynamic), expect="cannot-load")
+    run_pair("a PT_LOAD whose offset and address disagree modulo the page size",
+             variant("misaligned.so", misaligned_load), expect="cannot-load")
+    run_pair("DT_STRSZ 0: glibc reads the names anyway", variant("strsz0.so", set_dyn(10, 0)), expect="loads")
+    run_pair("DT_JMPREL pointing at the ELF header", variant("jmprel.so", set_dyn(23, 0)))
 
     # -- process context ---------------------------------------------------
     fx = Fx("context")
