@@ -289,6 +289,11 @@ mkdir -p "$FX/rt/etc" "$FX/rt/lib64"
 printf 'glibc-ld.so.cache1.1\377\377\377\177' >"$FX/rt/etc/ld.so.cache"
 cp /lib64/ld-linux-x86-64.so.2 "$FX/rt/lib64/"
 cp /bin/true "$FX/rt/true"
+# the process starts from the default directories (the cache being corrupt)
+for l in $(ldd /bin/true | awk '$3 ~ /^\// { print $3 }'); do
+	mkdir -p "$FX/rt$(dirname "$l")"
+	cp "$l" "$FX/rt$l"
+done
 $ABISCOPE why --root "$FX/rt" --process /true libz.so.1 >"$FX/rt.txt" 2>&1
 expect_contains "$(cat "$FX/rt.txt")" "no usable ld.so.cache: ld.so.cache: unknown format (bad magic) (at offset 0)" \
 	"why with a corrupt ld.so.cache: the reason and the offset"
