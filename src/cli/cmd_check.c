@@ -268,6 +268,12 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 			jw_obj_end(w);
 		}
 		jw_arr_end(w);
+		jw_key(w, "import_loads");
+		jw_arr_begin(w);
+		if (c->torch_replayed && c->torch_import.ok)
+			for (size_t i = 0; i < c->torch_import.nloads; i++)
+				jw_str(w, c->torch_import.loads[i]);
+		jw_arr_end(w);
 		jw_obj_end(w);
 	} else {
 		jw_null(w);

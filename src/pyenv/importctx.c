@@ -114,7 +114,291 @@ static bool only_punct(const char *a, const char *b)
 	return true;
 }
 
-static void read_preloads(struct arena *a, const char *init, struct torch_layout *t);
+/* ---- torch/__init__.py's _load_global_deps, as text ---- */
+
+static bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static int line_of(const char *text, const char *pos)
+{
+	int n = 1;
+	for (const char *p = text; p < pos; p++)
+		n += *p == '\n';
+	return n;
+}
+
+/* [*from, *to) of an occurrence of needle in [from, to), or NULL. */
+static const char *find_in(const char *from, const char *to, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (const char *p = from; p && p + n <= to; p++)
+		if (memcmp(p, needle, n) == 0)
+			return p;
+	return NULL;
+}
+
+/* The matching ')' or ']' or '}' of the bracket at open, skipping string
+ * literals, or NULL. */
+static const char *matching(const char *open, const char *end)
+{
+	int depth = 0;
+	for (const char *p = open; p < end; p++) {
+		if (*p == '"' || *p == '\'') {
+			char q = *p++;
+			while (p < end && *p != q && *p != '\n')
+				p += *p == '\\' ? 2 : 1;
+			continue;
+		}
+		if (*p == '(' || *p == '[' || *p == '{')
+			depth++;
+		else if ((*p == ')' || *p == ']' || *p == '}') && --depth == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* The body of the top-level "def name(": from past its signature to the
+ * next top-level statement.  False when the file has no such function. */
+static bool func_body(const char *text, const char *name, const char **b0, const char **b1, const char **sig)
+{
+	const char *end = text + strlen(text);
+	size_t nl = strlen(name);
+	for (const char *p = strstr(text, "def "); p; p = strstr(p + 1, "def ")) {
+		if (p != text && p[-1] != '\n')
+			continue;
+		const char *q = p + 4;
+		if (strncmp(q, name, nl) != 0 || q[nl] != '(')
+			continue;
+		const char *close = matching(q + nl, end);
+		if (!close)
+			return false;
+		*sig = q + nl;
+		const char *body = strchr(close, '\n');
+		if (!body)
+			return false;
+		const char *e = body + 1;
+		while (*e) {
+			const char *eol = strchr(e, '\n');
+			if (*e != ' ' && *e != '\t' && *e != '\n' && *e != '#' && *e != ')' && *e != '\r')
+				break;
+			e = eol ? eol + 1 : end;
+		}
+		*b0 = body;
+		*b1 = e;
+		return true;
+	}
+	return false;
+}
+
+struct preload_vec {
+	struct torch_preload *item;
+	size_t n;
+};
+
+static void preload_add(struct arena *a, struct preload_vec *v, const char *folder, const char *pattern,
+			bool required, bool in_filter, int line)
+{
+	if (!strstr(pattern, ".so") || strstr(folder, ".so") || strchr(folder, '/') || strchr(folder, ' ') ||
+	    !*folder || v->n >= 256)
+		return;
+	v->item = arena_grow(a, v->item, v->n, v->n + 1, sizeof *v->item);
+	struct torch_preload *pl = &v->item[v->n++];
+	pl->folder = folder;
+	pl->pattern = pattern;
+	pl->required = required;
+	pl->in_filter = in_filter;
+	pl->line = line;
+}
+
+/* The default of the callee's "required" parameter (true when it has none:
+ * torch 2.1's _preload_cuda_deps always raises). */
+static bool required_default(const char *sig, const char *sig_end)
+{
+	const char *r = find_in(sig, sig_end, "required");
+	if (!r)
+		return true;
+	const char *eq = memchr(r, '=', (size_t)(sig_end - r));
+	if (!eq)
+		return true;
+	eq++;
+	while (*eq == ' ')
+		eq++;
+	return strncmp(eq, "False", 5) != 0;
+}
+
+/* The (folder, pattern) pairs of the collection "name = {...}" or
+ * "name: T = [...]" in [from, to). */
+static void collection_pairs(struct arena *a, const char *text, const char *from, const char *to,
+			     const char *name, bool required, struct preload_vec *out)
+{
+	size_t nl = strlen(name);
+	for (const char *p = find_in(from, to, name); p; p = find_in(p + 1, to, name)) {
+		if ((p > from && ident_char(p[-1])) || ident_char(p[nl]))
+			continue;
+		const char *q = p + nl;
+		const char *eol = memchr(q, '\n', (size_t)(to - q));
+		const char *eq = eol ? memchr(q, '=', (size_t)(eol - q)) : NULL;
+		if (!eq || eq[1] == '=')
+			continue;
+		const char *open = eq + 1;
+		while (open < to && (*open == ' ' || *open == '\t'))
+			open++;
+		if (*open != '{' && *open != '[')
+			continue;
+		const char *close = matching(open, to);
+		if (!close)
+			return;
+		struct literal lit[128];
+		size_t n = literals(a, open, close, lit, ARRAY_SIZE(lit));
+		for (size_t i = 0; i + 1 < n; i++)
+			if (only_punct(lit[i].end, lit[i + 1].start) && strstr(lit[i + 1].s, ".so")) {
+				preload_add(a, out, lit[i].s, lit[i + 1].s, required, true, line_of(text, lit[i].start));
+				i++;
+			}
+		return;
+	}
+}
+
+/* The collection a call at pos iterates: "for a, b in NAME[.items()]:" on an
+ * enclosing line above it in [from, pos), or NULL. */
+static const char *loop_collection(struct arena *a, const char *from, const char *pos)
+{
+	const char *ls = pos;
+	while (ls > from && ls[-1] != '\n')
+		ls--;
+	size_t indent = 0;
+	while (ls[indent] == ' ')
+		indent++;
+	for (const char *l = ls; l > from;) {
+		const char *prev = l - 1;
+		while (prev > from && prev[-1] != '\n')
+			prev--;
+		size_t ind = 0;
+		while (prev[ind] == ' ')
+			ind++;
+		if (ind < indent && prev[ind] != '\n' && prev[ind] != '#') {
+			if (strncmp(prev + ind, "for ", 4) != 0)
+				return NULL;
+			const char *in = find_in(prev, l, " in ");
+			if (!in)
+				return NULL;
+			const char *n0 = in + 4, *n1 = n0;
+			while (ident_char(*n1))
+				n1++;
+			return n1 > n0 ? arena_strndup(a, n0, (size_t)(n1 - n0)) : NULL;
+		}
+		l = prev;
+	}
+	return NULL;
+}
+
+/* Every preload the code in [from, to) performs, in order: calls of
+ * _preload_cuda* with literal (folder, pattern), calls in a loop over a
+ * collection of pairs, and calls of a function that does either. */
+static void collect_preloads(struct arena *a, const char *text, const char *from, const char *to,
+			     int req_given, int depth, struct preload_vec *out)
+{
+	static const char callee_prefix[] = "_preload_cuda";
+	for (const char *p = find_in(from, to, callee_prefix); p; p = find_in(p + 1, to, callee_prefix)) {
+		if (p > from && (ident_char(p[-1]) || p[-1] == '.'))
+			continue;
+		if (p - from >= 4 && strncmp(p - 4, "def ", 4) == 0)
+			continue;
+		const char *n1 = p;
+		while (ident_char(*n1))
+			n1++;
+		if (*n1 != '(')
+			continue;
+		const char *close = matching(n1, to);
+		if (!close)
+			return;
+		char *name = arena_strndup(a, p, (size_t)(n1 - p));
+		const char *cb0, *cb1, *sig;
+		bool has_def = func_body(text, name, &cb0, &cb1, &sig);
+		bool dflt = has_def ? required_default(sig, cb0) : true;
+		int req = -1;
+		const char *kw = find_in(n1, close, "required=");
+		if (kw) {
+			const char *v = kw + strlen("required=");
+			req = strncmp(v, "False", 5) == 0 ? 0 : strncmp(v, "True", 4) == 0 ? 1 : req_given;
+		}
+		bool required = req >= 0 ? req != 0 : dflt;
+		struct literal lit[4];
+		size_t n = literals(a, n1, close, lit, ARRAY_SIZE(lit));
+		int line = line_of(text, p);
+		if (n >= 2 && only_punct(lit[0].end, lit[1].start)) {
+			preload_add(a, out, lit[0].s, lit[1].s, required, false, line);
+		} else if (find_in(n1, close, ",") && !find_in(n1, find_in(n1, close, ","), "=")) {
+			/* positional names: the loop variables of a collection */
+			const char *coll = loop_collection(a, from, p);
+			if (coll) {
+				const char *f0 = from;
+				const char *fb0, *fb1, *fsig;
+				/* the collection lives in this region or the function around it */
+				if (!find_in(from, p, coll) && func_body(text, "_preload_cuda_deps", &fb0, &fb1, &fsig))
+					f0 = fb0;
+				collection_pairs(a, text, f0, p, coll, required, out);
+			}
+		} else if (has_def && depth < 3) {
+			collect_preloads(a, text, cb0, cb1, req >= 0 ? req : -1, depth + 1, out);
+		}
+		p = close;
+	}
+}
+
+/* The literal of '"..." not in _maps' (or 'in'), in a region that reads
+ * /proc/self/maps, or NULL. */
+static const char *maps_needle(struct arena *a, const char *from, const char *to)
+{
+	if (!find_in(from, to, "/proc/self/maps"))
+		return NULL;
+	for (const char *p = find_in(from, to, " in _maps"); p; p = find_in(p + 1, to, " in _maps")) {
+		const char *q = p;
+		if (q - from > 4 && strncmp(q - 4, " not", 4) == 0)
+			q -= 4;
+		q--;
+		if (q <= from || (*q != '"' && *q != '\''))
+			continue;
+		char quote = *q;
+		const char *open = q - 1;
+		while (open > from && *open != quote && *open != '\n')
+			open--;
+		if (*open == quote && q - open > 1)
+			return arena_strndup(a, open + 1, (size_t)(q - open - 1));
+	}
+	return "libcudart.so";
+}
+
+static void read_load_global_deps(struct arena *a, const char *init, struct torch_layout *t)
+{
+	const char *b0, *b1, *sig;
+	if (!func_body(init, "_load_global_deps", &b0, &b1, &sig))
+		return;
+	t->has_load_global_deps = true;
+	const char *cdll = find_in(b0, b1, "ctypes.CDLL(");
+	if (!cdll)
+		return;
+	t->global_deps_line = line_of(init, cdll);
+	const char *exc = find_in(cdll, b1, "except OSError");
+	const char *ok_end = exc ? exc : b1;
+	struct preload_vec after = { 0 }, fallback = { 0 };
+	collect_preloads(a, init, cdll, ok_end, -1, 0, &after);
+	if (after.n) {
+		t->after_deps = after.item;
+		t->nafter_deps = after.n;
+		t->after_line = after.item[0].line;
+		t->after_needs_mapped = maps_needle(a, cdll, ok_end);
+	}
+	if (exc) {
+		t->fallback_line = line_of(init, exc);
+		collect_preloads(a, init, exc, b1, -1, 0, &fallback);
+		t->preload = fallback.item;
+		t->npreload = fallback.n;
+		t->fallback_filters = strstr(init, "raise err") != NULL;
+	}
+}
 
 void torch_source_parse(struct arena *a, const char *init, const char *version_py, const char *internal,
 			struct torch_layout *t)
@@ -130,52 +414,20 @@ void torch_source_parse(struct arena *a, const char *init, const char *version_p
 		t->rtld_global_with_libtorch = assigned_bool(internal, "USE_RTLD_GLOBAL_WITH_LIBTORCH", false);
 	}
 	if (init) {
-		t->preload_always = strstr(init, "/proc/self/maps") != NULL;
 		t->look_in_cu_dir = strstr(init, "\"cu{") || strstr(init, "'cu{");
 		t->look_in_plain_dir = strstr(init, "join(path, lib_folder, \"lib\"") != NULL ||
 				       strstr(init, "join(path, lib_folder, 'lib'") != NULL;
-		read_preloads(a, init, t);
-		ptrvec_push(a, &t->notes,
-			    arena_printf(a, "torch/__init__.py preloads %zu CUDA libraries%s", t->npreload,
-					 t->preload_always ? " once libcudart is loaded"
-							   : " only when libtorch_global_deps fails"));
-	}
-}
-
-static void read_preloads(struct arena *a, const char *init, struct torch_layout *t)
-{
-	const char *start = strstr(init, "def _preload_cuda_deps");
-	if (!start)
-		return;
-	const char *end = strstr(start + 1, "\ndef ");
-	const char *end2 = strstr(start + 1, "\nif ");
-	if (!end || (end2 && end2 < end))
-		end = end2;
-	if (!end)
-		end = start + strlen(start);
-	struct literal lit[256];
-	size_t n = literals(a, start, end, lit, ARRAY_SIZE(lit));
-	t->preload = arena_calloc(a, n ? n : 1, sizeof *t->preload);
-	for (size_t i = 0; i + 1 < n; i++) {
-		const char *folder = lit[i].s, *pat = lit[i + 1].s;
-		if (!only_punct(lit[i].end, lit[i + 1].start) || !strstr(pat, ".so") ||
-		    strstr(folder, ".so") || strchr(folder, '/') || strchr(folder, ' ') || !*folder)
-			continue;
-		struct torch_preload *pl = &t->preload[t->npreload++];
-		pl->folder = folder;
-		pl->pattern = pat;
-		/* "required=False" right after the pair marks an optional one */
-		const char *after = lit[i + 1].end;
-		const char *close = strchr(after, ')');
-		pl->required = true;
-		if (close && close - after < 40) {
-			const char *rf = strstr(after, "required=False");
-			if (rf && rf < close)
-				pl->required = false;
-		}
-		if (str_eq(folder, "nvtx") && !strstr(after, "required"))
-			pl->required = !t->preload_always;
-		i++;
+		read_load_global_deps(a, init, t);
+		if (t->nafter_deps)
+			ptrvec_push(a, &t->notes,
+				    arena_printf(a, "torch/__init__.py:%d preloads %zu libraries after "
+						    "libtorch_global_deps.so%s%s", t->after_line, t->nafter_deps,
+						 t->after_needs_mapped ? ", once /proc/self/maps names " : "",
+						 t->after_needs_mapped ? t->after_needs_mapped : ""));
+		if (t->npreload)
+			ptrvec_push(a, &t->notes,
+				    arena_printf(a, "torch/__init__.py:%d preloads %zu CUDA libraries when "
+						    "libtorch_global_deps.so fails to load", t->fallback_line, t->npreload));
 	}
 }
 
@@ -294,51 +546,106 @@ static struct import_step *add_step(struct scan *s, struct import_run *r, const 
 }
 
 static bool do_step(struct scan *s, struct process *p, struct import_run *r, const char *path,
-		    bool global, const char *why, struct dlopen_result *out)
+		    bool global, bool lazy, const char *why, struct dlopen_result *out)
 {
 	struct import_step *st = add_step(s, r, path, global, why);
 	struct dlopen_result tmp;
 	struct dlopen_result *dr = out ? out : &tmp;
-	bool lazy = p->opt.lazy;
-	p->opt.lazy = false;
-	proc_dlopen(p, path, global, dr);
+	bool was_lazy = p->opt.lazy;
 	p->opt.lazy = lazy;
+	proc_dlopen(p, path, global, dr);
+	p->opt.lazy = was_lazy;
 	st->ok = dr->ok;
 	st->error = dr->dlerror;
 	return dr->ok;
 }
 
-static bool cudart_loaded(const struct process *p)
+/* "libcudart.so" in /proc/self/maps: any mapped file's path names it. */
+static bool maps_mention(const struct process *p, const char *needle)
 {
 	for (size_t i = 0; i < p->maps.n; i++) {
 		const struct lmap *m = p->maps.item[i];
-		if (m->obj->kind == OBJ_ELF && m->obj->elf_ok && m->obj->elf.soname &&
-		    str_starts(m->obj->elf.soname, "libcudart.so"))
+		if ((m->path && strstr(m->path, needle)) || (m->obj->path && strstr(m->obj->path, needle)))
 			return true;
 	}
 	return false;
 }
 
-static bool preload_all(struct scan *s, struct process *p, const struct pyenv *e,
-			const struct torch_layout *t, struct import_run *r)
+enum preload_end { PRELOAD_DONE, PRELOAD_NOT_FOUND, PRELOAD_OSERROR };
+
+/* The preloads of list in order; stops at the first that raises. */
+static enum preload_end preload_list(struct scan *s, struct process *p, const struct pyenv *e,
+				     const struct torch_layout *t, const struct torch_preload *list, size_t n,
+				     struct import_run *r, const char **error)
 {
-	for (size_t i = 0; i < t->npreload; i++) {
-		const struct torch_preload *pl = &t->preload[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct torch_preload *pl = &list[i];
 		const char *path = torch_preload_path(s, e, t, pl);
 		if (!path) {
 			if (pl->required) {
-				r->error = arena_printf(&s->arena, "ValueError: %s not found in the system path",
-							pl->pattern);
-				return false;
+				*error = arena_printf(&s->arena, "ValueError: %s not found in the system path",
+						      pl->pattern);
+				return PRELOAD_NOT_FOUND;
 			}
 			continue;
 		}
-		const char *why = arena_printf(&s->arena, "torch/__init__.py preloads %s (nvidia/%s)",
+		const char *why = arena_printf(&s->arena, "torch/__init__.py:%d preloads %s (%s)", pl->line,
 					       path_basename(path), pl->folder);
-		if (!do_step(s, p, r, path, false, why, NULL)) {
-			r->error = arena_printf(&s->arena, "OSError: %s", r->step[r->nstep - 1].error);
-			return false;
+		if (!do_step(s, p, r, path, false, false, why, NULL)) {
+			*error = arena_printf(&s->arena, "OSError: %s", r->step[r->nstep - 1].error);
+			return PRELOAD_OSERROR;
 		}
+	}
+	return PRELOAD_DONE;
+}
+
+/* The OSError fallback runs only for an error that names a listed library. */
+static bool fallback_applies(const struct torch_layout *t, const char *err)
+{
+	if (!t->fallback_filters)
+		return true;
+	for (size_t i = 0; i < t->npreload; i++) {
+		const struct torch_preload *pl = &t->preload[i];
+		if (!pl->in_filter)
+			continue;
+		const char *dot = strchr(pl->pattern, '.');
+		size_t n = dot ? (size_t)(dot - pl->pattern) : strlen(pl->pattern);
+		char stem[128];
+		if (n >= sizeof stem)
+			continue;
+		memcpy(stem, pl->pattern, n);
+		stem[n] = 0;
+		if (err && strstr(err, stem))
+			return true;
+	}
+	return false;
+}
+
+/* _load_global_deps; false when it raises (r->error says what). */
+static bool load_global_deps(struct scan *s, struct process *p, const struct pyenv *e,
+			     const struct torch_layout *t, struct import_run *r)
+{
+	const char *why = arena_printf(&s->arena, "torch/__init__.py:%d loads libtorch_global_deps.so with "
+					 "RTLD_GLOBAL", t->global_deps_line);
+	if (do_step(s, p, r, t->global_deps, true, false, why, NULL)) {
+		const char *ignored;
+		if (t->nafter_deps && (!t->after_needs_mapped || maps_mention(p, t->after_needs_mapped)))
+			/* inside try/except Exception: the first failure ends it quietly */
+			preload_list(s, p, e, t, t->after_deps, t->nafter_deps, r, &ignored);
+		return true;
+	}
+	const char *err = r->step[r->nstep - 1].error;
+	if (!t->npreload || !fallback_applies(t, err)) {
+		r->error = arena_printf(&s->arena, "OSError: %s", err);
+		return false;
+	}
+	if (preload_list(s, p, e, t, t->preload, t->npreload, r, &r->error) != PRELOAD_DONE)
+		return false;
+	why = arena_printf(&s->arena, "torch/__init__.py:%d retries libtorch_global_deps.so after the preloads",
+			   t->fallback_line);
+	if (!do_step(s, p, r, t->global_deps, true, false, why, NULL)) {
+		r->error = arena_printf(&s->arena, "OSError: %s", r->step[r->nstep - 1].error);
+		return false;
 	}
 	return true;
 }
@@ -351,29 +658,28 @@ void torch_import_replay(struct scan *s, struct process *p, const struct pyenv *
 		r->error = t->found ? "torch/_C extension module not found" : "torch is not installed";
 		return;
 	}
-	if (t->use_global_deps && t->global_deps) {
-		bool ok = do_step(s, p, r, t->global_deps, true,
-				  "torch/__init__.py loads libtorch_global_deps.so with RTLD_GLOBAL", NULL);
-		if (!ok) {
-			/* _load_global_deps: on OSError, preload the CUDA wheels and retry */
-			if (!preload_all(s, p, e, t, r))
-				return;
-			if (!do_step(s, p, r, t->global_deps, true,
-				     "torch retries libtorch_global_deps.so after the preloads", NULL)) {
-				r->error = arena_printf(&s->arena, "OSError: %s", r->step[r->nstep - 1].error);
-				return;
-			}
-		} else if (t->preload_always && cudart_loaded(p)) {
-			if (!preload_all(s, p, e, t, r))
-				return;
-		}
-	}
+	size_t before = p->maps.n;
 	bool global = t->rtld_global_with_libtorch;
-	if (!do_step(s, p, r, t->c_module, global,
-		     global ? "from torch._C import * (RTLD_GLOBAL | RTLD_LAZY)" : "from torch._C import *",
+	if (!global && t->use_global_deps) {
+		const char *gd = t->global_deps ? t->global_deps
+						: arena_printf(&s->arena, "%s/lib/libtorch_global_deps.so", t->dir);
+		struct torch_layout tt = *t;
+		tt.global_deps = gd;
+		if (!load_global_deps(s, p, e, &tt, r))
+			return;
+	}
+	if (!do_step(s, p, r, t->c_module, global, global,
+		     global ? "from torch._C import * (RTLD_GLOBAL | RTLD_LAZY: TORCH_USE_RTLD_GLOBAL)"
+			    : "from torch._C import *",
 		     &r->c_module)) {
 		r->error = arena_printf(&s->arena, "ImportError: %s", r->c_module.dlerror);
 		return;
 	}
 	r->ok = true;
+	r->nloads = p->maps.n > before ? p->maps.n - before : 0;
+	r->loads = arena_calloc(&s->arena, r->nloads ? r->nloads : 1, sizeof *r->loads);
+	for (size_t i = 0; i < r->nloads; i++) {
+		const struct lmap *m = p->maps.item[before + i];
+		r->loads[i] = m->obj->path ? m->obj->path : m->path;
+	}
 }
