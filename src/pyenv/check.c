@@ -6,6 +6,7 @@
 #include "diagnose/verdict.h"
 #include "pyenv/interpreter.h"
 #include "pyenv/providers.h"
+#include "pyenv/selfload.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -22,7 +23,7 @@ struct check_ctx {
 	bool base_ok;
 	struct process torchp;
 	bool torch_ok;
-	struct strmap pkg_imports_torch;	/* package -> (void*)1 yes / (void*)2 no */
+	struct strmap pkg_init;		/* "site/package" -> struct pkg_init * */
 	struct cxx_index cxx;		/* exports indexed once for every explanation */
 	struct cuda_ctx cuda;		/* device code read once; the GPU target */
 };
@@ -36,36 +37,20 @@ static void set_fields(struct scan *s, struct finding *f, const struct inv_obj *
 	val_set(&s->arena, f->fields, "package", val_str(&s->arena, io->package));
 }
 
-/* Does <site>/<package>/__init__.py import torch at its top level? */
-static bool package_imports_torch(struct check_ctx *x, const struct inv_obj *io)
+/* What `import PKG` does before the module's extension modules (selfload.h),
+ * read once per package; NULL for a top-level module. */
+static const struct pkg_init *pkg_init_of(struct check_ctx *x, const struct inv_obj *io)
 {
-	if (!io->site || !io->package)
-		return false;
-	void *v = strmap_get(&x->pkg_imports_torch, io->package);
-	if (v)
-		return v == MAP_YES;
-	bool yes = false;
-	char *text;
-	size_t len;
-	struct diag d;
-	diag_clear(&d);
-	const char *init = arena_printf(&x->s->arena, "%s/%s/__init__.py", io->site, io->package);
-	if (fs_read_small(&x->s->fs, init, 4u << 20, &text, &len, &d) == ST_OK) {
-		for (const char *line = text; line && *line;) {
-			const char *eol = strchr(line, '\n');
-			if (str_starts(line, "import torch") || str_starts(line, "from torch")) {
-				char c = line[str_starts(line, "import torch") ? 12 : 10];
-				if (c == '\n' || c == ' ' || c == '.' || c == ',' || c == '\r' || c == '\0') {
-					yes = true;
-					break;
-				}
-			}
-			line = eol ? eol + 1 : NULL;
-		}
-		free(text);
+	if (!io->site || !io->package || !strcmp(io->package, io->module ? io->module : ""))
+		return NULL;
+	const char *key = arena_printf(&x->s->arena, "%s/%s", io->site, io->package);
+	struct pkg_init *pi = strmap_get(&x->pkg_init, key);
+	if (!pi) {
+		pi = arena_alloc(&x->s->arena, sizeof *pi);
+		pkg_init_read(x->s, io->site, io->package, pi);
+		strmap_put(&x->s->arena, &x->pkg_init, key, pi);
 	}
-	strmap_put(&x->s->arena, &x->pkg_imports_torch, io->package, yes ? MAP_YES : MAP_NO);
-	return yes;
+	return pi;
 }
 
 /* Does the object need a library that lives in torch's folder? */
@@ -469,6 +454,29 @@ static void judge_gpu(struct check_ctx *x, struct inv_obj *io, struct module_ver
 	}
 }
 
+/* The libraries of its own distribution `import PKG` loads itself before
+ * the module (selfload.h), loaded into p in that order up to the first that
+ * fails (an uncaught OSError ends the import there); the assumption is added
+ * to why, with the file and line each comes from. */
+static const char *self_loads(struct check_ctx *x, struct process *p, const struct inv_obj *io,
+			      const struct pkg_init *pi, const char *why)
+{
+	if (!pi)
+		return why;
+	for (size_t i = 0; i < pi->nloads; i++) {
+		const struct self_load *sl = &pi->loads[i];
+		if (str_eq(sl->path, io->path))
+			break;	/* the module itself: what came before it is the state it meets */
+		struct dlopen_result dr;
+		proc_dlopen(p, sl->path, false, &dr);
+		if (!dr.ok)
+			break;
+		why = arena_printf(&x->s->arena, "%s%sassuming %s loads %s itself first (%s:%d)", why ? why : "",
+				   why ? "; " : "", io->package, path_basename(sl->path), sl->file, sl->line);
+	}
+	return why;
+}
+
 static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict *v)
 {
 	struct scan *s = x->s;
@@ -506,14 +514,24 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	}
 	struct process *p = &x->base;
 	const char *why = NULL;
+	const struct pkg_init *pi = pkg_init_of(x, io);
+	bool own_first = pi && pi->torch == PKG_OWN_FIRST;
+	const char *order_note = NULL;
 	if (x->c->torch.found && !in_torch(x, io)) {
 		const char *lib = needs_torch_library(x, io);
-		if (lib)
+		if (own_first && lib)
+			/* `import PKG` reaches its own extension modules before torch */
+			order_note = arena_printf(&s->arena, "`import %s` imports its extension module before torch "
+							     "(%s:%d); %s needs %s from torch/lib, so it loads only "
+							     "when torch is imported first",
+						  io->package, pi->order_file, pi->order_line,
+						  path_basename(io->path), lib);
+		else if (lib)
 			why = arena_printf(&s->arena, "assuming torch is imported first: %s needs %s from torch/lib",
 					   path_basename(io->path), lib);
-		else if (package_imports_torch(x, io))
-			why = arena_printf(&s->arena, "assuming torch is imported first: %s/__init__.py imports torch",
-					   io->package);
+		else if (pi && pi->torch == PKG_TORCH_FIRST)
+			why = arena_printf(&s->arena, "assuming torch is imported first: %s imports torch (%s:%d)",
+					   io->package, pi->order_file, pi->order_line);
 	} else if (in_torch(x, io) && x->c->torch_replayed) {
 		why = "in the state `import torch` leaves";
 	}
@@ -521,11 +539,12 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 		p = &x->torchp;
 	struct proc_mark mark;
 	proc_mark_save(p, &mark);
+	why = self_loads(x, p, io, pi, why);
 	struct why_result wr;
 	memset(&wr, 0, sizeof wr);
 	size_t assumed_before = p->assumed.n;
 	proc_dlopen(p, io->path, false, &wr.target);
-	const char *preloaded = p != &x->torchp ? soname_torch_preloads(x, &wr.target) : NULL;
+	const char *preloaded = p != &x->torchp && !own_first ? soname_torch_preloads(x, &wr.target) : NULL;
 	if (preloaded) {
 		/* `import torch` would have loaded the missing SONAME: judge the
 		 * module in that state, as ML code always imports torch first */
@@ -534,6 +553,7 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 		why = arena_printf(&s->arena, "assuming torch is imported first: `import torch` loads %s",
 				   preloaded);
 		proc_mark_save(p, &mark);
+		why = self_loads(x, p, io, pi, why);
 		memset(&wr, 0, sizeof wr);
 		assumed_before = p->assumed.n;
 		proc_dlopen(p, io->path, false, &wr.target);
@@ -541,6 +561,12 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	/* a symbol bound by assumption to a library a snapshot describes by
 	 * name only: the verdict is a guess, and says so */
 	v->guess = p->assumed.n > assumed_before;
+	if (!wr.target.ok && order_note)
+		why = why ? arena_printf(&s->arena, "%s; %s", why, order_note) : order_note;
+	if (!wr.target.ok && pi && pi->unnamed_file)
+		why = arena_printf(&s->arena, "%s%sthe verdict depends on a library %s loads itself at %s:%d, "
+					      "which abiscope cannot name", why ? why : "", why ? "; " : "",
+				   io->package, pi->unnamed_file, pi->unnamed_line);
 	v->context = why;
 	wr.proc = *p;
 	wr.loads = wr.target.ok;
