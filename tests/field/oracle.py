@@ -1,0 +1,302 @@
+"""oracle.py: what really happens in an environment, run by its own python.
+
+    ENV/bin/python oracle.py OUT.json
+
+Standard library only (it runs in every env of the field matrix and in
+the small ones CI builds from source).  It writes one JSON object:
+
+  torch     {"ok", "error", "loads": [files `import torch` maps beyond the
+            bare interpreter, from /proc/self/maps]} or null without torch
+  modules   {path: {"module", "package", "package_error", "dlopen", "import"}}
+            for every extension module on sys.path outside the standard
+            library: its top-level package is imported first (its own
+            initialisation may load libraries; a failure there is recorded in
+            package_error, not counted), then, each in a fresh fork of that
+            state, dlopen(RTLD_NOW | RTLD_LOCAL) of the file (dlopen: null or
+            the exact dlerror()) and `import NAME` (import: null or
+            "Type: message").
+
+Each package runs in its own forked process, so a crash in one (a segfault
+of a mismatched binary) is recorded as such ("crashed: signal N") and the
+others go on; a package whose import crashes is measured again without it.
+Whatever LD_LIBRARY_PATH the caller set is the process's.
+"""
+import importlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+import sysconfig
+
+TIMEOUT = int(os.environ.get("ORACLE_TIMEOUT", "120"))
+
+
+def maps_files():
+    out = []
+    seen = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) == 6 and parts[5].startswith("/"):
+                p = parts[5].strip()
+                if p.endswith(" (deleted)"):
+                    p = p[:-10]
+                if p not in seen:
+                    seen.add(p)
+                    out.append(p)
+    return out
+
+
+def in_child(fn, timeout=TIMEOUT):
+    """fn() in a forked child; its JSON-able result, or {"crashed": why}."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            res = fn()
+        except BaseException as e:  # a Python-level failure is a result too
+            res = {"exception": f"{type(e).__name__}: {e}"}
+        data = json.dumps(res).encode()
+        while data:
+            n = os.write(w, data)
+            data = data[n:]
+        os.close(w)
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    import select
+    deadline = timeout
+    while True:
+        ready, _, _ = select.select([r], [], [], deadline)
+        if not ready:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            os.close(r)
+            return {"crashed": f"timeout after {timeout}s"}
+        b = os.read(r, 1 << 16)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return {"crashed": f"signal {os.WTERMSIG(status)}"}
+    try:
+        return json.loads(b"".join(chunks))
+    except ValueError:
+        return {"crashed": f"exit status {os.WEXITSTATUS(status)}"}
+
+
+def stdlib_dirs():
+    """The standard library's folders (the base interpreter's, not the venv's)."""
+    base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix,
+            "installed_base": sys.base_prefix, "installed_platbase": sys.base_exec_prefix}
+    d = set()
+    for k in ("stdlib", "platstdlib"):
+        p = sysconfig.get_paths(vars=base).get(k)
+        if p:
+            d.add(os.path.realpath(p))
+    return d
+
+
+def extension_modules():
+    """(name, path) of every extension module on sys.path past the stdlib,
+    the first of a name winning as the import system would."""
+    suffixes = sorted(importlib.machinery.EXTENSION_SUFFIXES, key=len, reverse=True)
+    std = stdlib_dirs()
+    seen, out = set(), []
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry):
+            continue
+        real = os.path.realpath(entry)
+        if real in std or any(real.startswith(s + os.sep) and "site-packages" not in real
+                              for s in std):
+            continue
+        for dirpath, dirnames, filenames in os.walk(entry):
+            rel = os.path.relpath(dirpath, entry)
+            parts = [] if rel == "." else rel.split(os.sep)
+            if not all(p.isidentifier() for p in parts):
+                dirnames[:] = []
+                continue
+            dirnames.sort()
+            for fn in sorted(filenames):
+                suf = next((s for s in suffixes if fn.endswith(s)), None)
+                if not suf:
+                    continue
+                stem = fn[: -len(suf)]
+                if not stem.isidentifier():
+                    continue
+                name = ".".join(parts + [stem])
+                if name in seen:
+                    continue
+                seen.add(name)
+                out.append((name, os.path.join(dirpath, fn)))
+    return out
+
+
+def python_imports_of_torch():
+    """The extension modules outside torch that `import torch` imports at
+    the Python level (numpy's, the standard library's), in order."""
+    def run():
+        before = set(sys.modules)
+        import torch  # noqa: F401
+        names = []
+        for n, m in list(sys.modules.items()):
+            f = getattr(m, "__file__", None) or ""
+            top = n.split(".")[0]
+            if n not in before and f.endswith(".so") and top not in ("torch", "functorch"):
+                names.append(n)
+        return {"names": names}
+    return in_child(run, timeout=10 * TIMEOUT).get("names", [])
+
+
+def torch_import():
+    """What `import torch` maps beyond the interpreter and the extension
+    modules it imports at the Python level (imported first, their objects
+    listed apart in "python_level")."""
+    pre = python_imports_of_torch()
+    start = set(maps_files())
+    for n in pre:
+        try:
+            importlib.import_module(n)
+        except BaseException:
+            pass
+    before = set(maps_files())
+    try:
+        import torch  # noqa: F401
+        err = None
+    except BaseException as e:
+        err = f"{type(e).__name__}: {e}"
+    return {"ok": err is None, "error": err, "loads": [p for p in maps_files() if p not in before],
+            "python_level_modules": pre, "python_level": sorted(before - start)}
+
+
+class _ImportsTorch(BaseException):
+    pass
+
+
+def imports_torch(pkg):
+    """Does importing pkg import torch?  Asked without paying for torch: the
+    import is stopped where it would start torch's."""
+    def run():
+        seen = []
+
+        class Stop:
+            @staticmethod
+            def find_spec(name, path=None, target=None):
+                if name == "torch" or name.startswith("torch."):
+                    seen.append(name)
+                    raise _ImportsTorch()
+                return None
+        sys.meta_path.insert(0, Stop)
+        try:
+            importlib.import_module(pkg)
+        except BaseException:
+            pass
+        return {"torch": bool(seen)}
+    return in_child(run).get("torch", False)
+
+
+def dlopen_of(path):
+    def run():
+        import ctypes
+        try:
+            ctypes.CDLL(path, mode=os.RTLD_LOCAL)  # ctypes adds RTLD_NOW
+            return {"error": None}
+        except OSError as e:
+            return {"error": str(e)}
+    return in_child(run)
+
+
+def import_of(name):
+    def run():
+        try:
+            importlib.import_module(name)
+            return {"error": None}
+        except BaseException as e:
+            return {"error": f"{type(e).__name__}: {e}"}
+    return in_child(run)
+
+
+def log(msg):
+    if os.environ.get("ORACLE_VERBOSE"):
+        print(f"oracle: {msg}", file=sys.stderr, flush=True)
+
+
+def measure_package(pkg, mods, import_package):
+    """In a child: import pkg (unless told not to), then each module."""
+    def run():
+        perr = None
+        if import_package:
+            try:
+                importlib.import_module(pkg)
+            except BaseException as e:
+                perr = f"{type(e).__name__}: {e}"
+        res = {}
+        log(f"{pkg} imported: {perr}")
+        for name, path in mods:
+            d = dlopen_of(path)
+            i = import_of(name)
+            log(f"{name}: {d} {i}")
+            res[path] = {"module": name, "package": pkg, "package_error": perr,
+                         "dlopen": d.get("error", d.get("crashed") and "crashed: " + d["crashed"]),
+                         "import": i.get("error", i.get("crashed") and "crashed: " + i["crashed"])}
+        return res
+    return in_child(run)
+
+
+def measure_groups(groups):
+    modules = {}
+    for pkg, mods in groups:
+        r = measure_package(pkg, mods, True)
+        if "crashed" in r or "exception" in r:
+            why = r.get("crashed") or r.get("exception")
+            r = measure_package(pkg, mods, False)
+            for v in r.values() if "crashed" not in r and "exception" not in r else []:
+                v["package_error"] = f"crashed: {why}"
+        if "crashed" in r or "exception" in r:
+            for name, path in mods:
+                modules[path] = {"module": name, "package": pkg, "package_error": None,
+                                 "dlopen": "crashed", "import": "crashed"}
+            continue
+        modules.update(r)
+    return modules
+
+
+def main():
+    out = {"python": sys.version.split()[0], "executable": sys.executable,
+           "ld_library_path": os.environ.get("LD_LIBRARY_PATH"), "sys_path": sys.path[1:]}
+    has_torch = importlib.util.find_spec("torch") is not None
+    groups = {}
+    for name, path in extension_modules():
+        groups.setdefault(name.split(".")[0], []).append((name, path))
+    # packages whose import starts torch's are measured from one process that
+    # imported torch (forked per package and module): the same state, one
+    # torch import instead of one per package
+    bare, with_torch = [], []
+    for pkg, mods in sorted(groups.items()):
+        (with_torch if has_torch and (pkg == "torch" or imports_torch(pkg)) else bare).append((pkg, mods))
+    modules = measure_groups(bare)
+    out["torch"] = None
+    if has_torch:
+        def torch_master():
+            t = torch_import()
+            return {"torch": t, "modules": measure_groups(with_torch)}
+        r = in_child(torch_master, timeout=20 * TIMEOUT)
+        if "crashed" in r or "exception" in r:
+            out["torch"] = {"ok": False, "error": r.get("crashed") or r.get("exception"), "loads": []}
+            r = {"modules": measure_groups(with_torch)}
+        else:
+            out["torch"] = r["torch"]
+        modules.update(r["modules"])
+    out["torch_packages"] = [p for p, _ in with_torch]
+    out["modules"] = modules
+    with open(sys.argv[1], "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    sys.path = [p for p in sys.path if p != os.path.dirname(os.path.abspath(__file__))]
+    main()
