@@ -544,19 +544,15 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	memset(&wr, 0, sizeof wr);
 	size_t assumed_before = p->assumed.n;
 	proc_dlopen(p, io->path, false, &wr.target);
-	const char *preloaded = p != &x->torchp && !own_first ? soname_torch_preloads(x, &wr.target) : NULL;
+	const char *preloaded = p != &x->torchp ? soname_torch_preloads(x, &wr.target) : NULL;
 	if (preloaded) {
-		/* `import torch` would have loaded the missing SONAME: judge the
-		 * module in that state, as ML code always imports torch first */
-		proc_rewind(p, &mark, &wr.target);
-		p = &x->torchp;
-		why = arena_printf(&s->arena, "assuming torch is imported first: `import torch` loads %s",
-				   preloaded);
-		proc_mark_save(p, &mark);
-		why = self_loads(x, p, io, pi, why);
-		memset(&wr, 0, sizeof wr);
-		assumed_before = p->assumed.n;
-		proc_dlopen(p, io->path, false, &wr.target);
+		/* `import torch` would load the missing SONAME, but nothing in
+		 * `import PKG` imports torch first: a real failure, said with what
+		 * would make it load (judging it after torch was a false "loads") */
+		const char *n = arena_printf(&s->arena, "it loads only when torch is imported first (`import torch` "
+							"loads %s), which %s does not do", preloaded,
+					     io->package && pi ? io->package : "importing it");
+		why = why ? arena_printf(&s->arena, "%s; %s", why, n) : n;
 	}
 	/* a symbol bound by assumption to a library a snapshot describes by
 	 * name only: the verdict is a guess, and says so */

@@ -131,6 +131,81 @@ static void add_site(struct scan *s, struct pyenv *e, const char *dir)
 	e->site = n;
 }
 
+struct pth_list {
+	struct scan *s;
+	struct ptrvec names;
+};
+
+static bool pth_entry(void *ctx, const char *name, enum fs_kind kind, bool is_link)
+{
+	struct pth_list *l = ctx;
+	(void)is_link;
+	if (str_ends(name, ".pth") && kind != FS_DIR)
+		ptrvec_push(&l->s->arena, &l->names, arena_strdup(&l->s->arena, name));
+	return true;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The folders the .pth files of site add to sys.path, as site.py does:
+ * files in name order, one path a line (relative to site), "import" lines
+ * skipped (they are code, not run here), folders that do not exist skipped. */
+static void pth_dirs(struct scan *s, const char *site, struct ptrvec *out)
+{
+	struct pth_list l = { s, { 0 } };
+	if (!fs_list_dir(&s->fs, site, pth_entry, &l) || !l.names.n)
+		return;
+	sort_items(l.names.item, l.names.n, sizeof(void *), cmp_name);
+	for (size_t i = 0; i < l.names.n; i++) {
+		char *text;
+		size_t len;
+		struct diag d;
+		diag_clear(&d);
+		if (fs_read_small(&s->fs, join(s, site, l.names.item[i]), 64 * 1024, &text, &len, &d) != ST_OK)
+			continue;
+		for (char *line = text; line && *line;) {
+			char *eol = strchr(line, '\n');
+			if (eol)
+				*eol = 0;
+			size_t n = strlen(line);
+			while (n && (line[n - 1] == ' ' || line[n - 1] == '\r' || line[n - 1] == '\t'))
+				line[--n] = 0;
+			if (n && line[0] != '#' && !str_starts(line, "import ") && !str_starts(line, "import\t")) {
+				const char *dir = line[0] == '/' ? arena_strdup(&s->arena, line) : join(s, site, line);
+				if (is_dir(s, dir))
+					ptrvec_push(&s->arena, out, (void *)dir);
+			}
+			line = eol ? eol + 1 : NULL;
+		}
+		free(text);
+	}
+}
+
+/* sys.path after site.py: each site directory followed by what its .pth
+ * files add. */
+static void add_pth_sites(struct scan *s, struct pyenv *e)
+{
+	const char **orig = e->site;
+	size_t n = e->nsite;
+	e->site = NULL;
+	e->nsite = 0;
+	for (size_t i = 0; i < n; i++) {
+		add_site(s, e, orig[i]);
+		struct ptrvec extra = { 0 };
+		pth_dirs(s, orig[i], &extra);
+		for (size_t k = 0; k < extra.n; k++) {
+			size_t before = e->nsite;
+			add_site(s, e, extra.item[k]);
+			if (e->nsite > before)
+				note(s, e, "%s: a .pth file in %s adds it to sys.path", (const char *)extra.item[k],
+				     orig[i]);
+		}
+	}
+}
+
 static void set_ext_suffix(struct scan *s, struct pyenv *e)
 {
 	if (!e->py_major)
@@ -304,6 +379,8 @@ static enum status open_dir(struct scan *s, const char *dir, struct pyenv *e)
 	} else {
 		e->kind = PYENV_PLAIN;
 	}
+	if (e->kind != PYENV_PLAIN)
+		add_pth_sites(s, e);
 	set_ext_suffix(s, e);
 	return ST_OK;
 }

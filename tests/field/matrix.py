@@ -58,6 +58,8 @@ def driver_dir():
 
 
 def run_oracle(venv, ldpath, out):
+    if os.path.exists(os.path.join(venv, ".abiscope-skeleton")):
+        raise RuntimeError(f"{venv} is a skeleton (tests/field/skeleton.py): rebuild it to run the oracle")
     e = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTHONPATH",
                                                            "TORCH_USE_RTLD_GLOBAL")}
     if ldpath:
@@ -242,12 +244,62 @@ def table(all_rows, out=sys.stdout):
                   f"abiscope error {td['abiscope_error']}", file=out)
 
 
+def abiscope_verdicts(venv, ldpath):
+    j = run_abiscope(venv, ldpath, os.devnull)
+    e = abiscope_env(j)
+    return ([(m["path"], m["status"], m["error"], m.get("context")) for d in e.get("distributions", [])
+             for m in d["modules"]], (e.get("torch") or {}).get("import_loads"))
+
+
+def shrink(name):
+    """Skeleton the env (skeleton.py), checking abiscope answers the same."""
+    venv = os.path.join(build_envs.ENVS, name)
+    if not os.path.exists(venv) or os.path.exists(os.path.join(venv, ".abiscope-skeleton")):
+        return
+    before = [abiscope_verdicts(venv, ld) for ld in ("", driver_dir())]
+    subprocess.run([sys.executable, os.path.join(HERE, "skeleton.py"), venv], check=True)
+    after = [abiscope_verdicts(venv, ld) for ld in ("", driver_dir())]
+    ok = before == after
+    with open(os.path.join(RESULTS, name, "skeleton.json"), "w") as f:
+        json.dump({"same_answers": ok}, f)
+    print(f"# {name}: skeleton, abiscope's answers {'unchanged' if ok else 'CHANGED'}", file=sys.stderr)
+
+
+def pipeline(envs, names):
+    """Bases in manifest order, each followed by the envs stacked on it:
+    build, measure, then shrink the group and empty uv's cache."""
+    order = [n for n in names if not envs[n].get("base")]
+    for base in order:
+        group = [base] + [n for n in names if envs[n].get("base") == base]
+        rows = []
+        for n in group:
+            try:
+                build_envs.build(envs[n], envs)
+                rows += measure(n, os.path.join(build_envs.ENVS, n))
+                with open(os.path.join(RESULTS, n, "versions.json"), "w") as f:
+                    json.dump(versions(os.path.join(build_envs.ENVS, n)), f, indent=1, sort_keys=True)
+            except Exception as e:  # one env's failure must not stop the run
+                print(f"# {n}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        for x in rows:
+            print(f"# {x['env']} ({x['mode']}): {x['agree']}/{x['modules']} agree, {x['false_loads']} false "
+                  f"loads, torch replay {x.get('torch_replay_exact')}", file=sys.stderr, flush=True)
+        for n in group:
+            try:
+                shrink(n)
+            except Exception as e:
+                print(f"# shrink {n}: {e}", file=sys.stderr, flush=True)
+        subprocess.run(["uv", "cache", "clean", "-q"], env=dict(os.environ, UV_CACHE_DIR=build_envs.UV_CACHE))
+
+
 def main(argv):
     flags = {a for a in argv if a.startswith("--")}
     names = [a for a in argv if not a.startswith("--") and not a.endswith(".md")]
     md = next((a for a in argv if a.endswith(".md")), None)
     envs = build_envs.manifest()
     rows = []
+    if "--pipeline" in flags:
+        pipeline(envs, names or list(envs))
+        return 0
     for n in names or list(envs):
         venv = os.path.join(build_envs.ENVS, n)
         if "--from-results" in flags:

@@ -1,0 +1,225 @@
+"""The field matrix's oracle and comparison, kept honest on small
+environments built from source (cheap: runs in `make test`, SLOW=0 too).
+
+Each env is a venv of python3 on PATH holding a torch-shaped package whose
+__init__.py runs the real shapes of torch's _load_global_deps (2.9: the
+slim-wheel preloads after libtorch_global_deps; 2.1: the OSError fallback),
+libraries built here with cc, and packages around it: one that needs
+libnvrtc (loads only because `import torch` preloads it), one that does not
+import torch (fails), one that loads a library of its own first (torchaudio's
+way), one that imports its own extension before torch (nvfuser's), and an
+env that reaches another's site-packages through a .pth file.  The real
+import (tests/field/oracle.py in the env's python) and `abiscope check` must
+agree on every module, with the exact dlerror(), and on what `import torch`
+loads; a few verdicts are also checked by value so a harness that agreed on
+nothing could not pass.  torch._C is loaded with ctypes.CDLL by the fixture
+(no Python headers needed), which is what abiscope models for it.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import matrix  # noqa: E402
+from fieldlib import Tap  # noqa: E402
+
+CC = os.environ.get("FIXTURE_CC", "cc")
+
+INIT_29 = '''import ctypes, glob, os, sys
+from .version import __version__
+
+def _get_cuda_dep_paths(path, lib_folder, lib_name):
+    from torch.version import cuda as cuda_version
+    nvidia_lib_paths = glob.glob(os.path.join(path, "nvidia", lib_folder, "lib", lib_name))
+    if cuda_version is not None:
+        maj_cuda_version = cuda_version.split(".")[0]
+        nvidia_lib_paths += glob.glob(os.path.join(path, "nvidia", f"cu{maj_cuda_version}", "lib", lib_name))
+    lib_paths = glob.glob(os.path.join(path, lib_folder, "lib", lib_name))
+    return nvidia_lib_paths + lib_paths
+
+def _preload_cuda_deps(lib_folder, lib_name, required=True):
+    lib_path = None
+    for path in sys.path:
+        candidate_lib_paths = _get_cuda_dep_paths(path, lib_folder, lib_name)
+        if candidate_lib_paths:
+            lib_path = candidate_lib_paths[0]
+            break
+    if not lib_path and required:
+        raise ValueError(f"{lib_name} not found in the system path {sys.path}")
+    if lib_path:
+        ctypes.CDLL(lib_path)
+
+def _load_global_deps():
+    global_deps_lib_path = os.path.join(os.path.dirname(__file__), "lib", "libtorch_global_deps.so")
+    try:
+        ctypes.CDLL(global_deps_lib_path, mode=ctypes.RTLD_GLOBAL)
+        try:
+            with open("/proc/self/maps") as f:
+                _maps = f.read()
+            if "libcudart.so" not in _maps:
+                return
+            _preload_cuda_deps("cuda_nvrtc", "libnvrtc.so.*[0-9]")
+            _preload_cuda_deps("nvjitlink", "libnvJitLink.so.*[0-9]")
+        except Exception:
+            pass
+    except OSError as err:
+        cuda_libs = {
+            "cuda_runtime": "libcudart.so.*[0-9]",
+        }
+        is_cuda_lib_err = [lib for lib in cuda_libs.values() if lib.split(".")[0] in err.args[0]]
+        if not is_cuda_lib_err:
+            raise err
+        for lib_folder, lib_name in cuda_libs.items():
+            _preload_cuda_deps(lib_folder, lib_name)
+        _preload_cuda_deps("nvtx", "libnvToolsExt.so.*[0-9]", required=False)
+        ctypes.CDLL(global_deps_lib_path, mode=ctypes.RTLD_GLOBAL)
+
+if os.getenv("TORCH_USE_RTLD_GLOBAL"):
+    ctypes.CDLL(os.path.join(os.path.dirname(__file__), "_C" + EXT), mode=ctypes.RTLD_GLOBAL)
+else:
+    _load_global_deps()
+    ctypes.CDLL(os.path.join(os.path.dirname(__file__), "_C" + EXT))
+'''
+
+
+def cc(out, src, *flags):
+    """out built from src; an extension module (a name with EXT_SUFFIX) also
+    gets its PyInit_ (returning NULL: the import fails in Python, the load
+    does not), so the oracle and abiscope both count it as a module."""
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    ext = sysconfig.get_config_var("EXT_SUFFIX")
+    if out.endswith(ext):
+        src += f"void *PyInit_{os.path.basename(out)[:-len(ext)]}(void) {{ return 0; }}\n"
+    c = out + ".c"
+    with open(c, "w") as f:
+        f.write(src)
+    subprocess.run([CC, "-shared", "-fPIC", "-o", out, c, *flags], check=True)
+    os.unlink(c)
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def venv(d):
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", d], check=True)
+    v = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    return os.path.join(d, "lib", v, "site-packages")
+
+
+def build_torch_env(d, runpath):
+    """A torch-shaped env; runpath: libtorch_global_deps finds libcudart
+    itself (2.9's wheels) or not (the OSError fallback then preloads it)."""
+    sp = venv(d)
+    ext = sysconfig.get_config_var("EXT_SUFFIX")
+    cc(f"{sp}/nvidia/cuda_runtime/lib/libcudart.so.12", "int cudaRuntimeGetVersion(int *v){*v=12080;return 0;}\n",
+       "-Wl,-soname,libcudart.so.12")
+    cc(f"{sp}/nvidia/cuda_nvrtc/lib/libnvrtc.so.12", "int nvrtcVersion(int *a,int *b){*a=12;*b=8;return 0;}\n",
+       "-Wl,-soname,libnvrtc.so.12")
+    rp = ["-Wl,--enable-new-dtags,-rpath,$ORIGIN/../../nvidia/cuda_runtime/lib"] if runpath else []
+    cc(f"{sp}/torch/lib/libtorch_global_deps.so",
+       "int cudaRuntimeGetVersion(int *);\nint torch_global_deps(void){int v;return cudaRuntimeGetVersion(&v);}\n",
+       "-Wl,-soname,libtorch_global_deps.so", f"-L{sp}/nvidia/cuda_runtime/lib", "-l:libcudart.so.12", *rp)
+    cc(f"{sp}/torch/lib/libc10.so", "int c10_marker(void){return 10;}\n", "-Wl,-soname,libc10.so")
+    cc(f"{sp}/torch/_C{ext}", "int c10_marker(void);\nint torch_C(void){return c10_marker();}\n",
+       f"-L{sp}/torch/lib", "-lc10", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib")
+    write(f"{sp}/torch/__init__.py", f"EXT = {ext!r}\n" + INIT_29)
+    write(f"{sp}/torch/version.py", "__version__ = '2.9.1+cu128'\ncuda = '12.8'\n")
+    write(f"{sp}/torch/_utils_internal.py", "USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = False\n")
+    nvrtc = "int nvrtcVersion(int *, int *);\nint ext_fn(void){int a,b;return nvrtcVersion(&a,&b);}\n"
+    lnv = [f"-L{sp}/nvidia/cuda_nvrtc/lib", "-l:libnvrtc.so.12"]
+    cc(f"{sp}/needs_nvrtc/_ext{ext}", nvrtc, *lnv)
+    write(f"{sp}/needs_nvrtc/__init__.py", "import torch\n")
+    cc(f"{sp}/plain_nvrtc/_ext{ext}", nvrtc, *lnv)
+    write(f"{sp}/plain_nvrtc/__init__.py", "")
+    # torchaudio's way: a helper given the library's name loads it first
+    cc(f"{sp}/selfpkg/lib/libselfhelper.so", "int self_helper(void){return 1;}\n", "-Wl,-soname,libselfhelper.so")
+    cc(f"{sp}/selfpkg/_ext{ext}", "int self_helper(void);\nint ext_fn(void){return self_helper();}\n",
+       f"-L{sp}/selfpkg/lib", "-lselfhelper")
+    write(f"{sp}/selfpkg/__init__.py",
+          "import ctypes, os\nimport torch\n\ndef _load_lib(name):\n"
+          "    ctypes.CDLL(os.path.join(os.path.dirname(__file__), 'lib', name + '.so'))\n\n"
+          "_load_lib(\"libselfhelper\")\n")
+    # nvfuser's way: its own extension before torch
+    cc(f"{sp}/ownfirst/_C{ext}", "int c10_marker(void);\nint f(void){return c10_marker();}\n",
+       f"-L{sp}/torch/lib", "-lc10")
+    write(f"{sp}/ownfirst/__init__.py", "from . import _C\nimport torch\n")
+    return sp
+
+
+def oracle(d, env_extra=None):
+    out = os.path.join(d, "oracle.json")
+    e = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTHONPATH", "TORCH_USE_RTLD_GLOBAL")}
+    e.update(env_extra or {})
+    subprocess.run([os.path.join(d, "bin", "python"), os.path.join(HERE, "oracle.py"), out], env=e, check=True,
+                   cwd="/", timeout=600)
+    return json.load(open(out))
+
+
+def abiscope(d, env_extra=None):
+    e = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "TORCH_USE_RTLD_GLOBAL")}
+    e.update(env_extra or {})
+    r = subprocess.run([matrix.ABISCOPE, "check", "--json", "--no-driver", "--ld-library-path", "", d],
+                       capture_output=True, text=True, env=e)
+    return json.loads(r.stdout)
+
+
+def agree(t, name, o, a):
+    r = matrix.compare(name, "no driver", o, a)
+    t.ok(r["modules"] >= 5, f"{name}: the oracle measured the env's modules ({r['modules']})",
+         json.dumps(o.get("modules"), indent=1)[:2000])
+    t.ok(not r["diffs"], f"{name}: abiscope and the real import agree on every module",
+         json.dumps(r["diffs"], indent=1))
+    t.ok(r.get("torch_replay_exact"), f"{name}: the import torch replay loads what the real import maps",
+         json.dumps(r.get("torch_diff"), indent=1))
+    return {m["module"]: m for m in o["modules"].values()}
+
+
+def main():
+    t = Tap()
+    top = tempfile.mkdtemp(prefix="abiscope-harness-")
+    try:
+        a = os.path.join(top, "slim")
+        build_torch_env(a, runpath=True)
+        mods = agree(t, "2.9 shape", oracle(a), abiscope(a))
+        t.ok(mods.get("needs_nvrtc._ext", {}).get("dlopen") is None,
+             "2.9 shape: an extension that needs libnvrtc loads after torch's preload")
+        t.ok(mods.get("plain_nvrtc._ext", {}).get("dlopen") ==
+             "libnvrtc.so.12: cannot open shared object file: No such file or directory",
+             "2.9 shape: without torch it fails with the exact dlerror()")
+        t.ok(mods.get("selfpkg._ext", {}).get("dlopen") is None, "a package's own library loaded first")
+        t.ok((mods.get("ownfirst._C", {}).get("dlopen") or "").startswith("libc10.so"),
+             "its own extension before torch: fails")
+        g = {"TORCH_USE_RTLD_GLOBAL": "1"}
+        mods = agree(t, "TORCH_USE_RTLD_GLOBAL", oracle(a, g), abiscope(a, g))
+        t.ok((mods.get("needs_nvrtc._ext", {}).get("dlopen") or "").startswith("libnvrtc.so.12"),
+             "TORCH_USE_RTLD_GLOBAL: no global deps, no preloads")
+        b = os.path.join(top, "fallback")
+        build_torch_env(b, runpath=False)
+        o = oracle(b)
+        agree(t, "OSError fallback", o, abiscope(b))
+        t.ok(any("cuda_runtime/lib/libcudart.so.12" in p for p in o["torch"]["loads"]),
+             "OSError fallback: the real import preloads libcudart from nvidia/cuda_runtime/lib")
+        c = os.path.join(top, "stacked")
+        sp = venv(c)
+        write(os.path.join(sp, "base.pth"), venv_site(a) + "\n")
+        agree(t, ".pth", oracle(c), abiscope(c))
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    return 1 if t.failed else 0
+
+
+def venv_site(d):
+    v = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    return os.path.join(d, "lib", v, "site-packages")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
