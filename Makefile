@@ -73,7 +73,7 @@ endif
 endif
 endif
 
-.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools devtools clean lint readme docs install uninstall wheel
+.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools devtools clean lint readme docs install uninstall wheel field
 
 all: abiscope
 
@@ -205,3 +205,10 @@ $(BUILD)/src/pyenv/providers.o: data/pyenv/providers.tsv
 $(BUILD)/src/cxx/torchabi.o: data/torch/abi.idx
 
 -include $(DEPS)
+
+# The field matrix (tests/field/manifest.toml): builds the real PyPI envs
+# that are missing (outside the repository, gigabytes, network), runs the
+# oracle in each and prints the table.  Not part of test or CI.
+field: all
+	python3 tests/field/matrix.py --pipeline $(FIELD_ENVS)
+	python3 tests/field/matrix.py --from-results --markdown $(BUILD)/field.md $(FIELD_ENVS)
