@@ -499,7 +499,8 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 		v->finding_end = s->findings.list.n;
 		return;
 	}
-	if (!x->c->torch.found && io->is_extension && package_imports_torch(x, io)) {
+	const struct pkg_init *pi = pkg_init_of(x, io);
+	if (!x->c->torch.found && io->is_extension && pi && pi->imports_torch) {
 		/* Python stops at the package's `import torch`, before any dlopen */
 		struct finding *f = finding_add(&s->findings, "module-not-found", SEV_ERROR, io->path);
 		finding_title(&s->findings, f, "%s/__init__.py imports torch, and torch is not installed in this "
@@ -514,7 +515,6 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	}
 	struct process *p = &x->base;
 	const char *why = NULL;
-	const struct pkg_init *pi = pkg_init_of(x, io);
 	bool own_first = pi && pi->torch == PKG_OWN_FIRST;
 	const char *order_note = NULL;
 	if (x->c->torch.found && !in_torch(x, io)) {

@@ -287,6 +287,8 @@ static void read_module(struct reader *r, const char *path, int depth)
 			in_body = str_starts(q, "def ") || str_starts(q, "class ") || str_starts(q, "async def ") ||
 				  *q == '@';
 		if (!blank && !in_body) {
+			if (is_torch_import(q))
+				r->out->imports_torch = true;
 			if (is_torch_import(q) && r->out->torch == PKG_TORCH_NONE) {
 				r->out->torch = PKG_TORCH_FIRST;
 				r->out->order_file = file;

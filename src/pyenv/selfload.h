@@ -44,6 +44,7 @@ struct self_load {
 
 struct pkg_init {
 	enum pkg_torch_order torch;
+	bool imports_torch;		/* the import runs an `import torch` somewhere */
 	const char *order_file;		/* where the order was decided (relative), or NULL */
 	int order_line;
 	struct self_load *loads;	/* in the order the import runs them */
