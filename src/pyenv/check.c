@@ -970,6 +970,26 @@ static bool in_focus(const struct check_options *o, const char *path)
 	return false;
 }
 
+/* The package folder (or module) of io's import name in a site directory
+ * before io's, which Python finds first; NULL when io is the one imported. */
+static const char *shadowed_by(struct check_ctx *x, const struct inv_obj *io)
+{
+	const struct pyenv *e = &x->c->env;
+	if (!io->site || !io->package || !io->is_extension)
+		return NULL;
+	for (size_t i = 0; i < e->nsite && !str_eq(e->site[i], io->site); i++) {
+		const char *cand[] = { arena_printf(&x->s->arena, "%s/%s/__init__.py", e->site[i], io->package),
+				       arena_printf(&x->s->arena, "%s/%s.py", e->site[i], io->package) };
+		for (size_t k = 0; k < ARRAY_SIZE(cand); k++) {
+			struct fs_stat st;
+			fs_stat(&x->s->fs, cand[k], &st);
+			if (st.kind == FS_REGULAR)
+				return cand[k];
+		}
+	}
+	return NULL;
+}
+
 static int cmp_inv(const void *a, const void *b)
 {
 	const struct inv_obj *x = *(struct inv_obj *const *)a, *y = *(struct inv_obj *const *)b;
@@ -1059,6 +1079,16 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 		if (o->nfocus && !in_focus(o, io->path))
 			continue;
 		struct module_verdict *v = &c->v[c->nv++];
+		const char *by = shadowed_by(x, io);
+		if (by) {
+			/* Python imports the package from an earlier sys.path entry */
+			memset(v, 0, sizeof *v);
+			v->io = io;
+			v->state = V_NOT_CHECKED;
+			v->context = arena_printf(&s->arena, "shadowed: `import %s` finds %s first", io->package, by);
+			v->finding_first = v->finding_end = s->findings.list.n;
+			continue;
+		}
 		judge(x, io, v);
 		if (io->is_extension && io->in_stdlib)
 			c->nstdlib++;

@@ -650,6 +650,32 @@ static bool load_global_deps(struct scan *s, struct process *p, const struct pye
 	return true;
 }
 
+/* torch's CUDA library (libtorch_cuda.so) dlopen()s "libcuda.so.1" while
+ * torch._C initialises, and keeps it when the loader finds one (the field
+ * matrix sees it mapped after `import torch` in every release that has a
+ * stand-in on LD_LIBRARY_PATH); not found, nothing happens. */
+static void driver_probe(struct scan *s, struct process *p, struct import_run *r, size_t before)
+{
+	bool cuda_build = false;
+	for (size_t i = before; i < p->maps.n && !cuda_build; i++) {
+		const struct lmap *m = p->maps.item[i];
+		cuda_build = str_eq(path_basename(m->obj->path ? m->obj->path : m->path), "libtorch_cuda.so");
+	}
+	if (!cuda_build)
+		return;
+	struct proc_mark mark;
+	proc_mark_save(p, &mark);
+	struct dlopen_result dr;
+	proc_dlopen(p, "libcuda.so.1", false, &dr);
+	if (!dr.ok) {
+		proc_rewind(p, &mark, &dr);
+		return;
+	}
+	struct import_step *st = add_step(s, r, "libcuda.so.1", false,
+					  "torch's libtorch_cuda.so dlopen()s libcuda.so.1 as torch._C initialises");
+	st->ok = true;
+}
+
 void torch_import_replay(struct scan *s, struct process *p, const struct pyenv *e,
 			 const struct torch_layout *t, struct import_run *r)
 {
@@ -660,7 +686,9 @@ void torch_import_replay(struct scan *s, struct process *p, const struct pyenv *
 	}
 	size_t before = p->maps.n;
 	bool global = t->rtld_global_with_libtorch;
-	if (!global && t->use_global_deps) {
+	/* an __init__.py without _load_global_deps (a build of its own) loads
+	 * the file only if it is there, as before; a release's always tries */
+	if (!global && t->use_global_deps && (t->has_load_global_deps || t->global_deps)) {
 		const char *gd = t->global_deps ? t->global_deps
 						: arena_printf(&s->arena, "%s/lib/libtorch_global_deps.so", t->dir);
 		struct torch_layout tt = *t;
@@ -676,6 +704,7 @@ void torch_import_replay(struct scan *s, struct process *p, const struct pyenv *
 		return;
 	}
 	r->ok = true;
+	driver_probe(s, p, r, before);
 	r->nloads = p->maps.n > before ? p->maps.n - before : 0;
 	r->loads = arena_calloc(&s->arena, r->nloads ? r->nloads : 1, sizeof *r->loads);
 	for (size_t i = 0; i < r->nloads; i++) {
