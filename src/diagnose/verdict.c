@@ -748,7 +748,7 @@ static struct finding *convert(struct conv *c, const struct failure *fl, bool fi
 			finding_fix(L, f, "install the %s build of %s", elf_class_name(c->r->proc.facts.is64), fl->name);
 			break;
 		}
-		f = finding_add(L, "library-not-found", sev, req);
+		f = finding_add(L, "library-not-found", sev, req ? req : fl->path ? fl->path : fl->name);
 		if (root)
 			finding_title(L, f, "%s does not exist", fl->name);
 		else
