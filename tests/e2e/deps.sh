@@ -63,18 +63,24 @@ expect_not_contains "$out" "fatal error" "root: no compile error"
 expect_eq "$(find "$FX/root-build" -name '*.o' 2>/dev/null | wc -l)" 0 "root: nothing compiled"
 
 # Not root, no sudo: one line, the exact command, nothing compiled.
+# The user works in a copy of the tree in a folder every user can reach:
+# the clone may sit under a 0700 folder (mktemp -d), which nobody cannot enter.
 if [ "$UNSHARE" = "unshare -m" ] && command -v setpriv >/dev/null 2>&1; then
-	mkdir -p "$FX/user-build"
-	chown 65534:65534 "$FX/user-build"
+	pub=$(mktemp -d)
+	chmod 755 "$pub"
+	mkdir -p "$pub/tree" "$pub/user-build"
+	(cd "$TOP" && tar cf - Makefile mk src data) | (cd "$pub/tree" && tar xf -)
+	chown -R 65534:65534 "$pub/tree" "$pub/user-build"
 	out=$(hidden setpriv --reuid=65534 --regid=65534 --clear-groups \
-		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PATH="/usr/bin:/bin" HOME=/nonexistent make -s -C "$TOP" BUILD="$FX/user-build" abiscope 2>&1)
+		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PATH="/usr/bin:/bin" HOME=/nonexistent make -s -C "$pub/tree" BUILD="$pub/user-build" abiscope 2>&1)
 	status=$?
 	expect_eq "$status" 2 "user: make stops"
 	expect_eq "$(printf '%s\n' "$out" | wc -l)" 1 "user: one line"
 	expect_contains "$out" \
 		"abiscope: missing libjansson-dev: no jansson.h -ljansson; install them with: sudo apt-get install -y libjansson-dev" \
 		"user: it names the exact command"
-	expect_eq "$(find "$FX/user-build" -name '*.o' 2>/dev/null | wc -l)" 0 "user: nothing compiled"
+	expect_eq "$(find "$pub/user-build" -name '*.o' 2>/dev/null | wc -l)" 0 "user: nothing compiled"
+	rm -rf "$pub"
 else
 	echo "ok - dependency check as a user # SKIP needs root to drop to one"
 fi
