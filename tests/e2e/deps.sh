@@ -13,16 +13,21 @@ hidden() {
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	$UNSHARE sh -c '
 		set -e
-		mkdir -p "$FX/orig"
-		mount --bind /usr/include "$FX/orig"
+		mount --bind /usr/include "$ORIG"
 		mount -t tmpfs tmpfs /usr/include
-		for f in "$FX"/orig/* "$FX"/orig/.[!.]*; do
+		for f in "$ORIG"/* "$ORIG"/.[!.]*; do
 			[ -e "$f" ] || continue
 			[ "${f##*/}" = jansson.h ] || ln -s "$f" "/usr/include/${f##*/}"
 		done
 		"$@"' sh "$@"
 }
-export FX
+# The real headers stay reachable at $ORIG, a folder every user can enter
+# (the links must resolve for the unprivileged user too, even when the clone
+# sits under a 0700 folder).
+ORIG=$(mktemp -d)
+chmod 755 "$ORIG"
+trap 'rmdir "$ORIG" 2>/dev/null' EXIT
+export FX ORIG
 if [ ! -f /usr/include/jansson.h ]; then
 	echo "ok - dependency check # SKIP /usr/include/jansson.h is not where this test hides it"
 	exit 0
