@@ -213,16 +213,8 @@ void render_causes_json(struct jw *w, const struct causes *cs)
 		for (size_t k = 0; k < c->members.n; k++)
 			jw_int(w, ((const struct finding *)c->members.item[k])->index);
 		jw_arr_end(w);
-		jw_key(w, "modules");
-		jw_arr_begin(w);
-		for (size_t k = 0; k < c->modules.n; k++)
-			jw_str(w, c->modules.item[k]);
-		jw_arr_end(w);
-		jw_key(w, "distributions");
-		jw_arr_begin(w);
-		for (size_t k = 0; k < c->dists.n; k++)
-			jw_str(w, c->dists.item[k]);
-		jw_arr_end(w);
+		jw_kstrs(w, "modules", &c->modules);
+		jw_kstrs(w, "distributions", &c->dists);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);

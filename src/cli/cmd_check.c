@@ -314,11 +314,7 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
-	jw_key(w, "assumed_bindings");
-	jw_arr_begin(w);
-	for (size_t i = 0; i < c->assumed.n; i++)
-		jw_str(w, c->assumed.item[i]);
-	jw_arr_end(w);
+	jw_kstrs(w, "assumed_bindings", &c->assumed);
 	jw_key(w, "notes");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < e->notes.n; i++)

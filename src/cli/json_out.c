@@ -207,3 +207,12 @@ void jw_end(struct jw *w)
 {
 	fputc('\n', w->out);
 }
+
+void jw_kstrs(struct jw *w, const char *key, const struct ptrvec *v)
+{
+	jw_key(w, key);
+	jw_arr_begin(w);
+	for (size_t i = 0; i < v->n; i++)
+		jw_str(w, v->item[i]);
+	jw_arr_end(w);
+}

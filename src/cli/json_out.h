@@ -32,6 +32,8 @@ void jw_value(struct jw *w, const struct value *v);
 void jw_kstr(struct jw *w, const char *key, const char *s);
 void jw_kint(struct jw *w, const char *key, int64_t v);
 void jw_kbool(struct jw *w, const char *key, bool v);
+/* key: [the strings of v] (a ptrvec of const char *) */
+void jw_kstrs(struct jw *w, const char *key, const struct ptrvec *v);
 void jw_end(struct jw *w);	/* final newline */
 
 #endif

@@ -100,11 +100,7 @@ void render_finding_json(struct jw *w, const struct finding *f)
 		jw_value(w, v->u.list.item[i]);
 	}
 	jw_kstr(w, "title", f->title);
-	jw_key(w, "explanation");
-	jw_arr_begin(w);
-	for (size_t i = 0; i < f->lines.n; i++)
-		jw_str(w, f->lines.item[i]);
-	jw_arr_end(w);
+	jw_kstrs(w, "explanation", &f->lines);
 	jw_kstr(w, "fix", f->fix);
 	jw_key(w, "caused_by");
 	if (f->caused_by >= 0)
