@@ -91,7 +91,7 @@ static const struct failure *failure_for(const struct dlopen_result *r, const st
 		if (f->requester == req && f->name && str_eq(f->name, name) &&
 		    f->kind != FAIL_UNDEFINED && f->kind != FAIL_LAZY_UNDEFINED &&
 		    f->kind != FAIL_VERSION && f->kind != FAIL_WEAK_VERSION &&
-		    f->kind != FAIL_NO_VERSION_INFO && f->kind != FAIL_STATIC_TLS &&
+		    f->kind != FAIL_NO_VERSION_INFO && f->kind != FAIL_STATIC_TLS && f->kind != FAIL_CORRUPT &&
 		    !(f->kind == FAIL_EXECSTACK && f->loads_anyway))
 			return f;
 	}
@@ -230,7 +230,8 @@ static void print_text(struct scan *s, const struct why_cli *o, const struct why
 			c_reset(&t));
 	else
 		fprintf(t.out, "%sverdict%s  %swould NOT load%s: %s\n\n", c_bold(&t), c_reset(&t),
-			c_red(&t), c_reset(&t), r->dlerror ? one_line(r->dlerror) : "");
+			c_red(&t), c_reset(&t),
+			r->dlerror ? one_line(r->dlerror) : "the process dies in the loader (no dlerror)");
 	if (s->findings.list.n)
 		render_findings_text(&t, &s->findings, o->verbose);
 	for (size_t i = 0; i < r->assumptions.n; i++)

@@ -847,6 +847,31 @@ static struct finding *convert(struct conv *c, const struct failure *fl, bool fi
 				     c->r->proc.facts.glibc_minor);
 		val_set_str(a, f->fields, "library", fl->provider ? fl->provider->path : fl->name);
 		break;
+	case FAIL_CORRUPT:
+		f = finding_add(L, "corrupt-elf", sev, fl->path);
+		if (!fl->dies)
+			finding_title(L, f, "%s", fl->dlerror);
+		else if (fl->dlerror)
+			finding_title(L, f, "%s: its version tables make ld.so's assertion fail: the process aborts",
+				      fl->path);
+		else
+			finding_title(L, f, "%s: its version tables make the loader read outside it: the "
+					    "process dies", fl->path);
+		finding_line(L, f, "%s", fl->detail);
+		if (fl->dies && fl->dlerror)
+			finding_line(L, f, "ld.so prints: %s", fl->dlerror);
+		if (fl->dies && !fl->dlerror) {
+			/* what lies at that address in the real process is not known */
+			f->guess = true;
+			finding_line(L, f, "what lies at that address in the real process is not this object: "
+					   "abiscope expects unmapped memory, hence SIGSEGV; dlerror() is never reached");
+		}
+		val_set_str(a, f->fields, "path", fl->path);
+		val_set_str(a, f->fields, "reason", fl->detail);
+		val_set(a, f->fields, "process_dies", val_bool(a, fl->dies));
+		finding_fix(L, f, "the file is damaged (readelf -V shows its version tables): reinstall or "
+				  "rebuild %s", short_name(fl->path));
+		break;
 	case FAIL_UNDEFINED:
 	case FAIL_LAZY_UNDEFINED: {
 		bool lazy = fl->kind == FAIL_LAZY_UNDEFINED;

@@ -389,33 +389,103 @@ static const char **strings_from(struct arena *a, struct elf_file *ef, const uin
 	return out;
 }
 
+/* ---- the memory image (_dl_map_segments) ---- */
+
+#define IMAGE_PAGE 4096u	/* the x86-64 page size glibc maps with */
+
+static bool image_byte(const struct elf_file *ef, uint64_t vaddr, uint8_t *out)
+{
+	bool any_load = false;
+	for (size_t i = 0; i < ef->nseg; i++) {
+		const struct elf_segment *s = &ef->seg[i];
+		if (s->type != PT_LOAD_)
+			continue;
+		any_load = true;
+		uint64_t span = MAX(s->filesz, s->memsz);
+		if (s->vaddr > UINT64_MAX - span - 2 * IMAGE_PAGE)
+			continue;	/* glibc could not map it either */
+		uint64_t mapstart = s->vaddr & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t dataend = s->vaddr + s->filesz, allocend = s->vaddr + s->memsz;
+		uint64_t mapend = (dataend + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t zeroend = (allocend + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+		bool zero_fill = allocend > dataend;
+		if (vaddr < mapstart)
+			continue;
+		if (vaddr < mapend) {
+			if (zero_fill && vaddr >= dataend) {
+				*out = 0;	/* the rest of the last file page is cleared */
+				return true;
+			}
+			/* a page past the end of the file: SIGBUS */
+			return bytes_u8(&ef->raw, (s->offset & ~(uint64_t)(IMAGE_PAGE - 1)) + (vaddr - mapstart), out);
+		}
+		if (zero_fill && vaddr < zeroend) {
+			*out = 0;
+			return true;
+		}
+	}
+	uint64_t off;
+	return !any_load && elf_vaddr_to_offset(ef, vaddr, 1, &off) && bytes_u8(&ef->raw, off, out);
+}
+
+static bool image_read(const struct elf_file *ef, uint64_t vaddr, uint8_t *buf, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (vaddr + i < vaddr || !image_byte(ef, vaddr + i, &buf[i]))
+			return false;
+	return true;
+}
+
+bool elf_image_u16(const struct elf_file *ef, uint64_t vaddr, uint16_t *out)
+{
+	uint8_t b[2];
+	if (!image_read(ef, vaddr, b, 2))
+		return false;
+	*out = elf_load_u16(b, ef->big_endian);
+	return true;
+}
+
+bool elf_image_u32(const struct elf_file *ef, uint64_t vaddr, uint32_t *out)
+{
+	uint8_t b[4];
+	if (!image_read(ef, vaddr, b, 4))
+		return false;
+	*out = elf_load_u32(b, ef->big_endian);
+	return true;
+}
+
 /* ---- versions ---- */
 
+static void verdef_fault(struct elf_file *ef, uint64_t vaddr)
+{
+	ef->verdef_fault = true;
+	ef->verdef_fault_at = vaddr;
+	note_problem(ef, vaddr, "version definitions lead outside the object's memory");
+}
+
+/* The Verdef chain from DT_VERDEF, as match_symbol walks it. */
 static void read_verdef(struct arena *a, struct elf_file *ef, const struct dyn_raw *r)
 {
-	uint64_t off;
-	if (!r->has_verdef || !elf_vaddr_to_offset(ef, r->verdef, 20, &off)) {
-		if (r->has_verdef)
-			note_problem(ef, r->verdef, "version definitions outside the file");
+	if (!r->has_verdef)
 		return;
-	}
+	ef->dt_verdef = true;
+	ef->dt_verdef_value = r->verdef;
 	size_t cap = r->verdefnum && r->verdefnum < MAX_VERSIONS ? r->verdefnum : 16;
 	ef->verdef = arena_calloc(a, cap, sizeof *ef->verdef);
-	const struct bytes *b = &ef->raw;
+	uint64_t at = r->verdef;
 	for (size_t i = 0; i < MAX_VERSIONS; i++) {
 		uint16_t ver, flags, ndx, cnt;
 		uint32_t hash, aux, next;
-		if (!(bytes_u16(b, off, &ver) && bytes_u16(b, off + 2, &flags) &&
-		      bytes_u16(b, off + 4, &ndx) && bytes_u16(b, off + 6, &cnt) &&
-		      bytes_u32(b, off + 8, &hash) && bytes_u32(b, off + 12, &aux) &&
-		      bytes_u32(b, off + 16, &next))) {
-			note_problem(ef, off, "version definition truncated");
+		if (!(elf_image_u16(ef, at, &ver) && elf_image_u16(ef, at + 2, &flags) &&
+		      elf_image_u16(ef, at + 4, &ndx) && elf_image_u16(ef, at + 6, &cnt) &&
+		      elf_image_u32(ef, at + 8, &hash) && elf_image_u32(ef, at + 12, &aux) &&
+		      elf_image_u32(ef, at + 16, &next))) {
+			verdef_fault(ef, at);
 			break;
 		}
 		uint32_t name_off;
-		const char *name = NULL;
-		if (cnt > 0 && bytes_u32(b, off + aux, &name_off))
-			name = dynstr_at(ef, name_off);
+		bool aux_ok = elf_image_u32(ef, at + aux, &name_off);
+		const char *name = aux_ok ? dynstr_at(ef, name_off) : NULL;
 		if (ef->nverdef == cap) {
 			ef->verdef = arena_grow(a, ef->verdef, cap, cap * 2, sizeof *ef->verdef);
 			cap *= 2;
@@ -423,37 +493,84 @@ static void read_verdef(struct arena *a, struct elf_file *ef, const struct dyn_r
 		struct elf_verdef *v = &ef->verdef[ef->nverdef++];
 		v->ndx = ndx & VERSYM_INDEX_;
 		v->flags = flags;
+		v->version = ver;
 		v->hash = hash;
 		v->name = name ? name : "";
+		v->aux_fault = !aux_ok;
+		v->aux_at = at + aux;
 		if (v->ndx > ef->version_index_max)
 			ef->version_index_max = v->ndx;
 		if (next == 0)
 			break;
-		off += next;
+		at += next;
 	}
 }
 
+static void verneed_fault(struct elf_file *ef, uint64_t vaddr)
+{
+	ef->verneed_fault = true;
+	ef->verneed_fault_at = vaddr;
+	note_problem(ef, vaddr, "version requirements lead outside the object's memory");
+}
+
+/* One Verneed record's Vernaux chain; false when it leaves the image. */
+static bool read_vernaux(struct arena *a, struct elf_file *ef, struct elf_verneed *vn, uint64_t at,
+			 size_t *budget)
+{
+	size_t cap = 4;
+	vn->aux = arena_calloc(a, cap, sizeof *vn->aux);
+	while (*budget) {
+		uint32_t hash, name, next;
+		uint16_t flags, other;
+		if (!(elf_image_u32(ef, at, &hash) && elf_image_u16(ef, at + 4, &flags) &&
+		      elf_image_u16(ef, at + 6, &other) && elf_image_u32(ef, at + 8, &name) &&
+		      elf_image_u32(ef, at + 12, &next))) {
+			verneed_fault(ef, at);
+			return false;
+		}
+		if (vn->naux == cap) {
+			vn->aux = arena_grow(a, vn->aux, cap, cap * 2, sizeof *vn->aux);
+			cap *= 2;
+		}
+		const char *nm = dynstr_at(ef, name);
+		struct elf_vernaux *x = &vn->aux[vn->naux++];
+		x->hash = hash;
+		x->flags = flags;
+		x->other = other;
+		x->name = nm ? nm : "";
+		if ((other & VERSYM_INDEX_) > ef->version_index_max)
+			ef->version_index_max = other & VERSYM_INDEX_;
+		(*budget)--;
+		if (next == 0)
+			return true;
+		at += next;
+	}
+	note_problem(ef, at, "more than 65535 version requirements");
+	return false;
+}
+
+/* The Verneed chain from DT_VERNEED, as _dl_check_map_versions walks it:
+ * vn_cnt is not read, each Vernaux chain ends at a vna_next of 0. */
 static void read_verneed(struct arena *a, struct elf_file *ef, const struct dyn_raw *r)
 {
-	uint64_t off;
-	if (!r->has_verneed || !elf_vaddr_to_offset(ef, r->verneed, 16, &off)) {
-		if (r->has_verneed)
-			note_problem(ef, r->verneed, "version requirements outside the file");
+	if (!r->has_verneed)
 		return;
-	}
+	ef->dt_verneed = true;
 	size_t cap = r->verneednum && r->verneednum < MAX_VERSIONS ? r->verneednum : 8;
 	ef->verneed = arena_calloc(a, cap, sizeof *ef->verneed);
-	const struct bytes *b = &ef->raw;
 	size_t budget = MAX_VERSIONS;	/* bounds the total across all entries */
+	uint64_t at = r->verneed;
 	for (size_t i = 0; i < MAX_VERSIONS && budget; i++) {
 		uint16_t ver, cnt;
 		uint32_t file, aux, next;
-		if (!(bytes_u16(b, off, &ver) && bytes_u16(b, off + 2, &cnt) &&
-		      bytes_u32(b, off + 4, &file) && bytes_u32(b, off + 8, &aux) &&
-		      bytes_u32(b, off + 12, &next))) {
-			note_problem(ef, off, "version requirement truncated");
+		if (!(elf_image_u16(ef, at, &ver) && elf_image_u16(ef, at + 2, &cnt) &&
+		      elf_image_u32(ef, at + 4, &file) && elf_image_u32(ef, at + 8, &aux) &&
+		      elf_image_u32(ef, at + 12, &next))) {
+			verneed_fault(ef, at);
 			break;
 		}
+		if (i == 0)
+			ef->verneed_version = ver;
 		if (ef->nverneed == cap) {
 			ef->verneed = arena_grow(a, ef->verneed, cap, cap * 2, sizeof *ef->verneed);
 			cap *= 2;
@@ -461,36 +578,9 @@ static void read_verneed(struct arena *a, struct elf_file *ef, const struct dyn_
 		struct elf_verneed *vn = &ef->verneed[ef->nverneed++];
 		const char *fname = dynstr_at(ef, file);
 		vn->file = fname ? fname : "";
-		size_t acap = cnt ? cnt : 1;
-		if (acap > budget)
-			acap = budget;
-		vn->aux = arena_calloc(a, acap, sizeof *vn->aux);
-		uint64_t aoff = off + aux;
-		for (size_t k = 0; k < acap; k++) {
-			uint32_t hash, name, anext;
-			uint16_t flags, other;
-			if (!(bytes_u32(b, aoff, &hash) && bytes_u16(b, aoff + 4, &flags) &&
-			      bytes_u16(b, aoff + 6, &other) && bytes_u32(b, aoff + 8, &name) &&
-			      bytes_u32(b, aoff + 12, &anext))) {
-				note_problem(ef, aoff, "version requirement entry truncated");
-				break;
-			}
-			const char *nm = dynstr_at(ef, name);
-			struct elf_vernaux *x = &vn->aux[vn->naux++];
-			x->hash = hash;
-			x->flags = flags;
-			x->other = other;
-			x->name = nm ? nm : "";
-			if ((other & VERSYM_INDEX_) > ef->version_index_max)
-				ef->version_index_max = other & VERSYM_INDEX_;
-			budget--;
-			if (anext == 0)
-				break;
-			aoff += anext;
-		}
-		if (next == 0)
+		if (!read_vernaux(a, ef, vn, at + aux, &budget) || next == 0)
 			break;
-		off += next;
+		at += next;
 	}
 }
 
@@ -826,6 +916,7 @@ static void read_dynamic(struct arena *a, struct elf_file *ef)
 	struct dyn_raw r;
 	memset(&r, 0, sizeof r);
 	read_dynamic_entries(a, ef, dyn, &r);
+	ef->dt_strtab = r.has_strtab;
 	if (r.has_strtab) {
 		uint64_t off;
 		uint64_t size = r.strsz;

@@ -92,8 +92,11 @@ struct elf_section {
 
 struct elf_verdef {
 	uint16_t ndx, flags;	/* ndx without the hidden bit */
+	uint16_t version;	/* vd_version: 1; glibc refuses anything else */
 	uint32_t hash;
-	const char *name;
+	const char *name;	/* read through vd_aux whatever vd_cnt says, as glibc does */
+	bool aux_fault;		/* vd_aux leads outside the object's memory, */
+	uint64_t aux_at;	/* to this address */
 };
 
 struct elf_vernaux {
@@ -165,6 +168,15 @@ struct elf_file {
 	struct elf_verneed *verneed;
 	size_t nverneed;
 	uint32_t version_index_max;	/* highest ndx in verdef/verneed */
+	/* The version tables as the loader walks them (dl-version.c): in the
+	 * object's memory image, by vn_aux/vna_next/vn_next and vd_aux/vd_next,
+	 * ignoring vn_cnt, vd_cnt and DT_VERNEEDNUM.  A walk that leaves the
+	 * image stops there: *_fault, at the address it would read. */
+	bool dt_strtab, dt_verneed, dt_verdef;	/* the tags are present */
+	uint64_t dt_verdef_value;		/* glibc asserts it is not 0 */
+	uint16_t verneed_version;		/* the first record's vn_version */
+	bool verneed_fault, verdef_fault;
+	uint64_t verneed_fault_at, verdef_fault_at;
 
 	/* hash tables (one or both) */
 	bool has_gnu_hash, has_sysv_hash;
@@ -200,6 +212,13 @@ enum status elf_parse(struct arena *a, struct bytes raw, const char *path, struc
 
 /* True when the window starts with the ELF magic. */
 bool elf_has_magic(const uint8_t *head, size_t len);
+
+/* The u16 / u32 at vaddr in the object's memory image as glibc's
+ * _dl_map_segments lays it out: page-granular file mappings of each
+ * PT_LOAD, zeros from p_filesz to p_memsz.  false: the address is in no
+ * segment (a hole, or outside), where the real loader's read faults. */
+bool elf_image_u16(const struct elf_file *ef, uint64_t vaddr, uint16_t *out);
+bool elf_image_u32(const struct elf_file *ef, uint64_t vaddr, uint32_t *out);
 
 /* Translates a virtual address to a file offset through PT_LOAD. */
 bool elf_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t size,

@@ -65,6 +65,7 @@ const char *failure_kind_id(enum failure_kind k)
 	case FAIL_LAZY_UNDEFINED: return "undefined-symbol-lazy";
 	case FAIL_WEAK_VERSION: return "weak-version-not-found";
 	case FAIL_NO_VERSION_INFO: return "no-version-information";
+	case FAIL_CORRUPT: return "corrupt-elf";
 	}
 	return "unknown";
 }
@@ -441,9 +442,129 @@ static struct lmap *find_needed(struct process *p, const char *name, struct lmap
 	return NULL;
 }
 
-/* verbose: start-up's check, which reports every failure, weak ones and
- * providers without version information included (rtld.c, dl-version.c
- * match_symbol with verbose set). */
+/* An ld.so assertion of dl-version.c, as glibc 2.36 prints it (the line
+ * number only for the release it was read from). */
+static const char *version_assert(struct process *p, int line236, const char *fn, const char *expr)
+{
+	bool is236 = p->facts.glibc_major == 2 && p->facts.glibc_minor == 36;
+	return arena_printf(p->arena, "Inconsistency detected by ld.so: dl-version.c: %s%s%s: "
+			    "Assertion `%s' failed!", is236 ? arena_printf(p->arena, "%d", line236) : "",
+			    is236 ? ": " : "", fn, expr);
+}
+
+/* A corrupt version table: glibc's message (NULL when the process dies
+ * of a bad read), the object at fault and what is wrong with it. */
+static struct failure *corrupt(struct fail_list *fails, struct lmap *req, struct lmap *at_fault,
+			       const char *dlerror, bool dies, const char *detail)
+{
+	struct failure *f = fail_add(fails, FAIL_CORRUPT, req, true);
+	if (f) {
+		f->path = at_fault->path;
+		f->name = at_fault->name;
+		f->provider = at_fault;
+		f->dlerror = dlerror;
+		f->dies = dies;
+		f->detail = detail;
+	}
+	return f;
+}
+
+static struct failure *bad_read(struct process *p, struct fail_list *fails, struct lmap *req,
+				struct lmap *at_fault, const char *table, uint64_t vaddr)
+{
+	return corrupt(fails, req, at_fault, NULL, true,
+		       arena_printf(p->arena, "its %s lead to address %#llx, outside its memory: the "
+				    "loader's read faults (SIGSEGV)", table, (unsigned long long)vaddr));
+}
+
+enum vmatch { VM_FOUND, VM_MISSING, VM_FAILED, VM_DIED };
+
+/* match_symbol: the provider's Verdef chain walked for (hash, name); every
+ * record met before the match must be of version 1. */
+static enum vmatch match_version(struct process *p, struct fail_list *fails, struct lmap *l,
+				 struct lmap *prov, const struct elf_vernaux *x)
+{
+	const struct elf_file *pf = &prov->obj->elf;
+	if (pf->dt_verdef_value == 0) {
+		corrupt(fails, l, prov, version_assert(p, 87, "match_symbol", "def_offset != 0"), true,
+			"its DT_VERDEF is 0");
+		return VM_DIED;
+	}
+	for (size_t d = 0; d < pf->nverdef; d++) {
+		const struct elf_verdef *v = &pf->verdef[d];
+		if (v->version != 1) {
+			corrupt(fails, l, prov,
+				arena_printf(p->arena, "%s: unsupported version %u of Verdef record",
+					     dso_filename(p, prov), v->version),
+				false, arena_printf(p->arena, "Verdef record %zu has vd_version %u", d, v->version));
+			return VM_FAILED;
+		}
+		if (v->hash != x->hash)
+			continue;
+		if (v->aux_fault) {
+			bad_read(p, fails, l, prov, "version definitions (vd_aux)", v->aux_at);
+			return VM_DIED;
+		}
+		if (str_eq(v->name, x->name))
+			return VM_FOUND;
+	}
+	if (pf->verdef_fault) {
+		bad_read(p, fails, l, prov, "version definitions", pf->verdef_fault_at);
+		return VM_DIED;
+	}
+	return VM_MISSING;
+}
+
+/* The provider has no DT_VERDEF: a warning, at start-up only, for each
+ * entry (under dlopen glibc says nothing: one is kept, for the report). */
+static void no_version_info(struct process *p, struct fail_list *fails, struct lmap *l,
+			    const struct elf_verneed *vn, struct lmap *prov, bool verbose)
+{
+	for (size_t k = 0; k < vn->naux; k++) {
+		struct failure *f = fail_add(fails, FAIL_NO_VERSION_INFO, l, false);
+		if (f) {
+			f->name = vn->file;
+			f->version = vn->aux[k].name;
+			f->provider = prov;
+			f->dlerror = arena_printf(p->arena, "%s: no version information available "
+						  "(required by %s)", dso_filename(p, prov), dso_filename(p, l));
+		}
+		if (!verbose)
+			break;
+	}
+}
+
+/* One Vernaux entry of l against its provider; false: stop checking l. */
+static bool check_vernaux(struct process *p, struct fail_list *fails, struct lmap *l,
+			  const struct elf_verneed *vn, struct lmap *prov, const struct elf_vernaux *x,
+			  bool verbose)
+{
+	enum vmatch m = match_version(p, fails, l, prov, x);
+	if (m == VM_FOUND)
+		return true;
+	if (m != VM_MISSING)
+		return m == VM_FAILED && verbose;
+	bool weak = x->flags & VER_FLG_WEAK_;
+	struct failure *f = fail_add(fails, weak ? FAIL_WEAK_VERSION : FAIL_VERSION, l, !weak);
+	if (!f)
+		return false;
+	f->name = vn->file;
+	f->version = x->name;
+	f->provider = prov;
+	f->path = prov->name;
+	f->dlerror = arena_printf(p->arena, "%s: %sversion `%s' not found (required by %s)",
+				  dso_filename(p, prov), weak ? "weak " : "", x->name, dso_filename(p, l));
+	return true;
+}
+
+/*
+ * _dl_check_map_versions for l.  verbose: start-up's check, which reports
+ * every failure, weak ones and providers without version information
+ * included (rtld.c, dl-version.c match_symbol with verbose set).  The
+ * tables are walked as glibc walks them (elf.h): a first Verneed record
+ * not of version 1 is refused, a vn_file no loaded object answers to and a
+ * DT_VERDEF of 0 trip ld.so's assertions, a walk out of the object faults.
+ */
 static void check_versions(struct process *p, struct fail_list *fails, struct lmap *l,
 			   struct lmap **sl, size_t nsl, bool verbose)
 {
@@ -451,52 +572,58 @@ static void check_versions(struct process *p, struct fail_list *fails, struct lm
 	if (o->kind != OBJ_ELF || !o->elf_ok)
 		return;
 	const struct elf_file *ef = &o->elf;
+	if (!ef->dt_strtab)
+		return;	/* "If we don't have a string table, we must be ok." */
+	if (ef->dt_verneed && ef->nverneed == 0 && ef->verneed_fault) {
+		bad_read(p, fails, l, l, "version requirements (DT_VERNEED)", ef->verneed_fault_at);
+		return;
+	}
+	if (ef->dt_verneed && ef->verneed_version != 1) {
+		/* _dl_signal_exception, not the version problem receiver */
+		struct failure *f = corrupt(fails, l, l,
+			arena_printf(p->arena, "%s: unsupported version %u of Verneed record", dso_filename(p, l),
+				     ef->verneed_version),
+			false, arena_printf(p->arena, "its first Verneed record has vn_version %u", ef->verneed_version));
+		if (f)
+			f->startup_fatal = true;
+		return;
+	}
 	for (size_t i = 0; i < ef->nverneed; i++) {
 		const struct elf_verneed *vn = &ef->verneed[i];
 		struct lmap *prov = find_needed(p, vn->file, sl, nsl);
-		if (!prov)
-			continue;	/* its loading failed: already reported */
-		const struct elf_file *pf = &prov->obj->elf;
-		bool pok = prov->obj->kind == OBJ_ELF && prov->obj->elf_ok;
-		for (size_t k = 0; k < vn->naux; k++) {
-			const struct elf_vernaux *x = &vn->aux[k];
-			if (!pok)
-				continue;
-			if (pf->nverdef == 0) {
-				struct failure *f = fail_add(fails, FAIL_NO_VERSION_INFO, l, false);
-				if (f) {
-					f->name = vn->file;
-					f->version = x->name;
-					f->provider = prov;
-					f->dlerror = arena_printf(p->arena, "%s: no version information available "
-								  "(required by %s)", dso_filename(p, prov),
-								  dso_filename(p, l));
-				}
-				if (!verbose)
-					break;
-				continue;
-			}
-			bool found = false;
-			for (size_t d = 0; d < pf->nverdef; d++)
-				if (pf->verdef[d].hash == x->hash && str_eq(pf->verdef[d].name, x->name)) {
-					found = true;
-					break;
-				}
-			if (found)
-				continue;
-			bool weak = x->flags & VER_FLG_WEAK_;
-			struct failure *f = fail_add(fails, weak ? FAIL_WEAK_VERSION : FAIL_VERSION, l, !weak);
-			if (!f)
-				return;
-			f->name = vn->file;
-			f->version = x->name;
-			f->provider = prov;
-			f->path = prov->name;
-			f->dlerror = arena_printf(p->arena, "%s: %sversion `%s' not found (required by %s)",
-						  dso_filename(p, prov), weak ? "weak " : "", x->name,
-						  dso_filename(p, l));
+		if (!prov) {
+			if (fails->have_first)
+				continue;	/* its loading failed: already reported */
+			corrupt(fails, l, l, version_assert(p, 204, "_dl_check_map_versions", "needed != NULL"), true,
+				arena_printf(p->arena, "Verneed record %zu names %s, which no loaded object is", i,
+					     vn->file));
+			return;
 		}
+		if (prov->obj->kind != OBJ_ELF || !prov->obj->elf_ok)
+			continue;
+		if (!prov->obj->elf.dt_verdef) {
+			no_version_info(p, fails, l, vn, prov, verbose);
+			continue;
+		}
+		for (size_t k = 0; k < vn->naux; k++)
+			if (!check_vernaux(p, fails, l, vn, prov, &vn->aux[k], verbose))
+				return;
 	}
+	if (ef->verneed_fault) {
+		bad_read(p, fails, l, l, "version requirements", ef->verneed_fault_at);
+		return;
+	}
+	/* the object's own definitions are walked for the highest index, then
+	 * each non-base one's name is taken through vd_aux */
+	if (ef->verdef_fault) {
+		bad_read(p, fails, l, l, "version definitions", ef->verdef_fault_at);
+		return;
+	}
+	for (size_t d = 0; d < ef->nverdef; d++)
+		if (ef->verdef[d].aux_fault && !(ef->verdef[d].flags & VER_FLG_BASE_)) {
+			bad_read(p, fails, l, l, "version definitions (vd_aux)", ef->verdef[d].aux_at);
+			return;
+		}
 }
 
 /* ---- relocation order (dl-sort-maps.c, DFS) ---- */
@@ -929,10 +1056,27 @@ static void startup_check(struct process *p, struct fail_list *fl, struct list *
 		check_versions(p, fl, m, bfs->item, bfs->n, true);
 	}
 	const char *lines = NULL;
-	for (size_t i = before; i < fl->n; i++)
-		if (fl->item[i].dlerror)
+	for (size_t i = before; i < fl->n; i++) {
+		const struct failure *f = &fl->item[i];
+		if (f->kind == FAIL_CORRUPT && f->dies) {
+			/* an assertion aborts ld.so (_dl_fatal_printf: status 127),
+			 * a bad read kills it (SIGSEGV); what was printed stays */
+			if (f->dlerror)
+				lines = arena_printf(a, "%s%s%s", lines ? lines : "", lines ? "\n" : "", f->dlerror);
+			p->startup_error = lines ? lines : "(killed by SIGSEGV in ld.so: nothing printed)";
+			p->startup_exit = f->dlerror ? 127 : 128 + 11;
+			return;
+		}
+		if (f->kind == FAIL_CORRUPT && f->startup_fatal) {
+			p->startup_error = arena_printf(a, "%s%s%s: error while loading shared libraries: %s",
+							lines ? lines : "", lines ? "\n" : "", prog, f->dlerror);
+			p->startup_exit = 127;
+			return;
+		}
+		if (f->dlerror)
 			lines = arena_printf(a, "%s%s%s: %s", lines ? lines : "", lines ? "\n" : "", prog,
-					     fl->item[i].dlerror);
+					     f->dlerror);
+	}
 	if (fl->have_first) {
 		p->startup_error = lines;
 		p->startup_exit = 1;

@@ -117,6 +117,8 @@ enum failure_kind {
 	FAIL_LAZY_UNDEFINED,	/* not a load failure: a lazy PLT reference left unresolved */
 	FAIL_WEAK_VERSION,	/* not a failure: a weak version requirement is unmet */
 	FAIL_NO_VERSION_INFO,	/* provider has no version definitions (glibc <= 2.40 asserts) */
+	FAIL_CORRUPT,		/* a version table the loader walks is corrupt: it refuses
+				 * the object, asserts, or reads outside it (dies) */
 };
 
 struct failure {
@@ -139,6 +141,12 @@ struct failure {
 	const char *cause_basis;	/* why the link is drawn: "the symbol's version names it",
 					 * "cu* is the API of libcuda.so.1", ... (NULL: no cause) */
 	bool loads_anyway;		/* a warning-level failure */
+	/* FAIL_CORRUPT: the process dies (an ld.so assertion, or a read
+	 * outside the object's memory, SIGSEGV: then dlerror is NULL) */
+	bool dies;
+	bool startup_fatal;		/* FAIL_CORRUPT raised as an error, not a version
+					 * problem: start-up stops ("error while loading") */
+	const char *detail;		/* FAIL_CORRUPT: what is corrupt, where */
 };
 
 struct glibc_tunables;

@@ -31,7 +31,7 @@ CC = os.environ.get("FIXTURE_CC", "cc")
 
 results = {"ok": 0, "fail": 0, "skip": 0}
 # The assertion text carries a source line number that differs by release.
-ASSERT_RE = re.compile(r"dl-lookup\.c: ([0-9]+: )?")
+ASSERT_RE = re.compile(r"(dl-[a-z]+\.c): ([0-9]+: )?")
 
 
 def report(ok, name, detail=""):
@@ -73,7 +73,9 @@ def id_of_error(err, target_is_foreign=False):
         if s in err:
             return "invalid-elf"
     if "Inconsistency detected by ld.so" in err:
-        return "no-version-information"
+        return "corrupt-elf" if "dl-version.c" in err else "no-version-information"
+    if re.search(r"unsupported version [0-9]+ of Ver(need|def) record", err):
+        return "corrupt-elf"
     if "static TLS" in err:
         return "static-tls-exhausted"
     if "executable stack" in err:
@@ -133,7 +135,10 @@ def run_pair(name, target, preload=(), lazy=False, env=None, cwd=None, as_user=N
         # glibc <= 2.40 aborts the process on a versioned reference to an
         # object without version information: that is the verdict too.
         line = next((l for l in real.stderr.splitlines() if "Inconsistency detected by ld.so" in l), None)
-        if not line and died:
+        if not line and not died and real.returncode == -11:
+            # the loader read outside the object (a corrupt version table)
+            r = {"preloads": [], "loads": False, "error": None, "crashed": True}
+        elif not line and died:
             died_in_load = real.stderr.strip()
             r = {"preloads": [], "loads": None, "error": None}
         elif not line:
@@ -141,10 +146,12 @@ def run_pair(name, target, preload=(), lazy=False, env=None, cwd=None, as_user=N
             os.unlink(out.name)
             return None
         if line:
-            r = {"preloads": [], "loads": False, "error": ASSERT_RE.sub("", line)}
+            r = {"preloads": [], "loads": False, "error": ASSERT_RE.sub(r"\1: ", line)}
     finally:
         if os.path.exists(out.name):
             os.unlink(out.name)
+    if r.get("error") and "Inconsistency detected" in r["error"]:
+        r["error"] = ASSERT_RE.sub(r"\1: ", r["error"])
     pred = subprocess.run(prefix + [os.path.abspath(abiscope or ABISCOPE), "why", "--json", "--process",
                                     os.path.abspath(driver)] + args + [target],
                           env=env2, cwd=cwd, capture_output=True, text=True, timeout=120)
@@ -154,7 +161,7 @@ def run_pair(name, target, preload=(), lazy=False, env=None, cwd=None, as_user=N
         report(False, name, f"abiscope produced no JSON (status {pred.returncode})\n{pred.stderr}")
         return None
     if a.get("error") and "Inconsistency detected" in a["error"]:
-        a["error"] = ASSERT_RE.sub("", a["error"])
+        a["error"] = ASSERT_RE.sub(r"\1: ", a["error"])
     problems = []
     if died_in_load is not None or died:
         m = re.search(r"undefined symbol: (\S+)", died_in_load or "")
@@ -182,6 +189,10 @@ def run_pair(name, target, preload=(), lazy=False, env=None, cwd=None, as_user=N
             problems.append(f"caller {rf['path']}: real {rf['error']}, abiscope {af.get('error')}")
     first = next((f for f in a["findings"] if f.get("first_error")), None)
     want_id = id_of_error(r["error"], foreign)
+    if r.get("crashed"):
+        want_id = "corrupt-elf"
+        if not (first and first.get("process_dies")):
+            problems.append("the real process died of SIGSEGV; abiscope's first error does not say it dies")
     if r.get("not_started"):
         want_id = "process-cannot-start"
     elif noload and not r["loads"] and r["error"] is None:
@@ -683,6 +694,138 @@ def fixture_cases():
            a.stdout[-2000:] + a.stderr)
 
 
+# -- version records the loader walks (issue 13 item 15): garbage in DT_VERNEED /
+# DT_VERDEF.  glibc's dl-version.c follows vn_aux/vna_next/vn_next and
+# vd_aux/vd_next through memory, ignores vn_cnt, vd_cnt and DT_VERNEEDNUM, and
+# checks only the first Verneed record's vn_version and, in each Verdef chain it
+# walks for a match, every vd_version up to the match.
+def version_record_cases():
+    fx = Fx("verrec")
+    fx.lib("libprov.so", "int pf1(void){return 1;} int pf2(void){return 2;} int pf3(void){return 3;}",
+           version_script="VP_1 { global: pf1; local: *; };\nVP_2 { global: pf2; } VP_1;\n"
+                          "VP_3 { global: pf3; } VP_2;\n")
+    fx.lib("libuser.so", "#include <stdio.h>\nint pf1(void); int pf2(void);"
+           "int u(void){puts(\"x\"); return pf1() + pf2();}",
+           libs=[fx.p("libprov.so")], flags=["-Wl,--enable-new-dtags,-rpath,$ORIGIN"])
+
+    def records(path):
+        """(bytes, {tag: (entry offset, value)}, [Verneed record offsets], {record: [Vernaux offsets]},
+        [Verdef offsets]) of path, following the chains as glibc does."""
+        data, ents, v2o = elf64_dynamic(path)
+        tags = {t: (o, v) for o, t, v in ents}
+        vn, aux = [], {}
+        if 0x6ffffffe in tags:
+            at = v2o(tags[0x6ffffffe][1])
+            while True:
+                vn.append(at)
+                _ver, _cnt, _file, a, nxt = struct.unpack_from("<HHIII", data, at)
+                aux[at] = []
+                x = at + a
+                while True:
+                    aux[at].append(x)
+                    anext, = struct.unpack_from("<I", data, x + 12)
+                    if not anext:
+                        break
+                    x += anext
+                if not nxt:
+                    break
+                at += nxt
+        vd = []
+        if 0x6ffffffc in tags:
+            at = v2o(tags[0x6ffffffc][1])
+            while True:
+                vd.append(at)
+                nxt, = struct.unpack_from("<I", data, at + 16)
+                if not nxt:
+                    break
+                at += nxt
+        return data, tags, vn, aux, vd
+
+    def variant(src, name, edit):
+        data, tags, vn, aux, vd = records(fx.p(src))
+        edit(data, tags, vn, aux, vd)
+        return fx.write(name, bytes(data))
+
+    def put(fmt, field_off, value, which):
+        def edit(data, tags, vn, aux, vd):
+            struct.pack_into(fmt, data, which(tags, vn, aux, vd) + field_off, value)
+        return edit
+
+    first_vn = lambda t, vn, aux, vd: vn[0]
+    second_vn = lambda t, vn, aux, vd: vn[1]
+    last_aux = lambda t, vn, aux, vd: aux[vn[0]][-1]
+    first_aux = lambda t, vn, aux, vd: aux[vn[0]][0]
+    dt = lambda tag: (lambda t, vn, aux, vd: t[tag][0])
+    user = lambda name, edit: variant("libuser.so", name, edit)
+
+    def with_prov(name, edit):
+        """libuser.so next to a libprov.so edited by edit."""
+        d = "prov-" + name
+        os.makedirs(fx.p(d), exist_ok=True)
+        data, tags, vn, aux, vd = records(fx.p("libprov.so"))
+        edit(data, tags, vn, aux, vd)
+        fx.write(os.path.join(d, "libprov.so"), bytes(data))
+        shutil.copy(fx.p("libuser.so"), fx.p(os.path.join(d, "libuser.so")))
+        return fx.p(os.path.join(d, "libuser.so"))
+
+    run_pair("version records intact", fx.p("libuser.so"), expect="loads")
+    run_pair("vn_version 2 in the first Verneed record", user("vn2.so", put("<H", 0, 2, first_vn)), expect="corrupt-elf")
+    run_pair("vn_version 0 in the second Verneed record: glibc checks only the first",
+             user("vn2nd.so", put("<H", 0, 0, second_vn)), expect="loads")
+    run_pair("DT_VERNEED pointing at the ELF header", user("vnhdr.so", put("<Q", 8, 0, dt(0x6ffffffe))),
+             expect="corrupt-elf")
+    run_pair("DT_VERNEEDNUM 1000: glibc does not read it",
+             user("vnnum.so", put("<Q", 8, 1000, dt(0x6fffffff))), expect="loads")
+    run_pair("vn_cnt 1 where the chain holds 2 and the second's hash is wrong",
+             user("vncnt.so", lambda *a: (put("<H", 2, 1, first_vn)(*a), put("<I", 0, 0x12345678, last_aux)(*a))),
+             expect="version-not-found")
+    run_pair("vn_cnt 0: glibc follows vna_next", user("vncnt0.so", put("<H", 2, 0, first_vn)), expect="loads")
+    run_pair("vn_file naming no loaded object", user("vnfile.so", put("<I", 4, 1, first_vn)),
+             expect="corrupt-elf")
+    run_pair("vn_aux pointing at the next record", user("vnaux.so", put("<I", 8, 0x30, first_vn)),
+             expect="loads")
+    run_pair("vna_next of the last entry pointing past it", user("vnanext.so", put("<I", 12, 0x20, last_aux)),
+             expect="version-not-found")
+    run_pair("vna_hash wrong", user("vnahash.so", put("<I", 0, 0x1234, first_aux)),
+             expect="version-not-found")
+    run_pair("vna_name pointing at another string", user("vnaname.so", put("<I", 8, 1, first_aux)),
+             expect="version-not-found")
+    run_pair("DT_VERNEED far outside the object", user("vnfar.so", put("<Q", 8, 0x8000000000000000, dt(0x6ffffffe))),
+             expect="corrupt-elf")
+
+    first_vd = lambda t, vn, aux, vd: vd[0]
+    second_vd = lambda t, vn, aux, vd: vd[1]
+    last_vd = lambda t, vn, aux, vd: vd[-1]
+    run_pair("vd_version 2 in the provider's first Verdef", with_prov("vd2", put("<H", 0, 2, first_vd)),
+             expect="corrupt-elf")
+    run_pair("vd_version 0 in a Verdef the walk meets before the match",
+             with_prov("vdmid", put("<H", 0, 0, second_vd)), expect="corrupt-elf")
+    run_pair("vd_version 0 in a Verdef after every match: glibc stops at the match",
+             with_prov("vdlast", put("<H", 0, 0, last_vd)), expect="loads")
+    run_pair("vd_hash wrong", with_prov("vdhash", put("<I", 8, 0x1234, second_vd)), expect="version-not-found")
+    run_pair("vd_cnt 0: glibc reads vd_aux anyway", with_prov("vdcnt", put("<H", 6, 0, second_vd)), expect="loads")
+    run_pair("vd_aux pointing at the next Verdef", with_prov("vdaux", put("<I", 12, 0x1c, second_vd)),
+             expect="version-not-found")
+    run_pair("vd_next of the base pointing past the table", with_prov("vdnext", put("<I", 16, 0x1000, first_vd)),
+             expect="corrupt-elf")
+    run_pair("DT_VERDEF pointing at the ELF header", with_prov("vdhdr", put("<Q", 8, 0, dt(0x6ffffffc))),
+             expect="corrupt-elf")
+    run_pair("DT_VERDEF far outside the provider", with_prov("vdfar", put("<Q", 8, 0x8000000000000000, dt(0x6ffffffc))),
+             expect="corrupt-elf")
+
+    # the executable's own tables: start-up prints the refusal, or aborts
+    drv = build_driver(fx, "drv")
+    for name, edit in (("drv-vn2", put("<H", 0, 2, first_vn)), ("drv-vnfile", put("<I", 4, 1, first_vn))):
+        variant(drv, name, edit)
+        os.chmod(fx.p(name), 0o755)
+        run_pair(f"the executable's Verneed: {name}", fx.p("libuser.so"), driver=fx.p(name),
+                 expect="process-cannot-start")
+
+    drvp = build_driver(fx, "prov-vd2/drvp", extra_src="int pf1(void); int use_pf1(void){return pf1();}\n", libs=[fx.p("prov-vd2/libprov.so")], flags=["-Wl,-rpath,$ORIGIN"])
+    run_pair("the executable needs a provider whose Verdef is of version 2", fx.p("libuser.so"), driver=drvp,
+             expect="process-cannot-start")
+
+
 # ------------------------------------------- glibc's own tests, peers' tests
 # Cases rebuilt from glibc's elf/ and dlfcn/ tests and from the peer
 # tools' suites (issue 16): the executable's own start-up, the name in
@@ -1076,6 +1219,7 @@ def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "fixtures"
     if mode == "fixtures":
         fixture_cases()
+        version_record_cases()
         glibc_test_cases()
     elif mode == "system":
         system_cases(sys.argv[2:])
