@@ -31,9 +31,44 @@ struct abi_count {
 	const char *example_old, *example_new;
 };
 
-static void abi_count_name(struct arena *a, const char *name, struct abi_count *c)
+/* Is the mangled name an entity of the standard library itself (std::,
+ * __gnu_cxx::, or a transaction clone of one)?  An old-ABI library built
+ * with devtoolset links parts of libstdc++ statically and exports them:
+ * torch 2.0-2.6's libc10.so exports std::logic_error(std::__cxx11::string
+ * const&) beside its own c10::Error(std::string ...).  Such names say how
+ * that libstdc++ was built, not which std::string the object's own
+ * interface passes. */
+static bool std_entity(const char *name)
 {
-	if (!cxx_is_mangled(name) || !abi_candidate(name) || c->demangled >= CXX_ABI_MAX_DEMANGLE)
+	uint32_t p = 2;
+	/* special names: transaction clones (GTt, GTn), guard variables (GV),
+	 * vtables, typeinfo and thunks (T?); then a local entity's enclosing
+	 * function (Z), then a nested name (N) with its qualifiers */
+	if (name[p] == 'G' && name[p + 1] == 'T' && name[p + 2] && strchr("tn", name[p + 2]))
+		p += 3;
+	else if ((name[p] == 'G' && name[p + 1] == 'V') || (name[p] == 'T' && name[p + 1] && strchr("VITSHW", name[p + 1])))
+		p += 2;
+	if (name[p] == 'Z')
+		p++;
+	if (name[p] == 'N')
+		for (p++; name[p] && strchr("rVKRO", name[p]);)
+			p++;
+	if (name[p] == 'S' && name[p + 1] && strchr("tabsiod", name[p + 1]))
+		return true;
+	return strncmp(name + p, "9__gnu_cxx", 10) == 0;
+}
+
+/* Counts kept apart: the object's own names and the standard library's. */
+struct abi_counts {
+	struct abi_count own, std;
+};
+
+static void abi_count_name(struct arena *a, const char *name, struct abi_counts *cs)
+{
+	if (!cxx_is_mangled(name) || !abi_candidate(name))
+		return;
+	struct abi_count *c = std_entity(name) ? &cs->std : &cs->own;
+	if (c->demangled >= CXX_ABI_MAX_DEMANGLE)
 		return;
 	c->demangled++;
 	const char *d = cxx_demangle(a, name);
@@ -48,6 +83,13 @@ static void abi_count_name(struct arena *a, const char *name, struct abi_count *
 		if (!c->example_new)
 			c->example_new = d;
 	}
+}
+
+/* The object's own names decide; the standard library's only when its own
+ * say nothing (an extension whose only string-carrying imports are std::). */
+static const struct abi_count *abi_deciding(const struct abi_counts *cs)
+{
+	return cs->own.old_n || cs->own.new_n ? &cs->own : &cs->std;
 }
 
 static int abi_verdict(const struct abi_count *c, const char **example)
@@ -71,18 +113,17 @@ static int abi_verdict(const struct abi_count *c, const char **example)
 int cxx_abi_of(struct arena *a, const struct object *o, bool imports, size_t *old_n, size_t *new_n,
 	       const char **example)
 {
-	struct abi_count c = { 0 };
-	if (usable(o)) {
-		for (uint32_t i = 1; i < o->elf.nsyms && c.demangled < CXX_ABI_MAX_DEMANGLE; i++) {
-			struct elf_sym s;
-			if (!elf_sym(&o->elf, i, &s))
-				continue;
-			bool undef = s.shndx == SHN_UNDEF_;
-			if (imports ? !undef : !cxx_sym_exported(&s))
-				continue;
-			abi_count_name(a, s.name, &c);
-		}
+	struct abi_counts cs = { 0 };
+	for (uint32_t i = 1; usable(o) && i < o->elf.nsyms && cs.own.demangled < CXX_ABI_MAX_DEMANGLE; i++) {
+		struct elf_sym s;
+		if (!elf_sym(&o->elf, i, &s))
+			continue;
+		bool undef = s.shndx == SHN_UNDEF_;
+		if (imports ? !undef : !cxx_sym_exported(&s))
+			continue;
+		abi_count_name(a, s.name, &cs);
 	}
+	const struct abi_count c = *abi_deciding(&cs);
 	if (old_n)
 		*old_n = c.old_n;
 	if (new_n)
@@ -183,7 +224,7 @@ void cxx_identify(struct arena *a, const struct object *o, struct cxx_identity *
 	if (!usable(o))
 		return;
 	const struct elf_file *ef = &o->elf;
-	struct abi_count c = { 0 };
+	struct abi_counts cs = { 0 };
 	for (uint32_t i = 1; i < ef->nsyms; i++) {
 		struct elf_sym s;
 		if (!elf_sym(ef, i, &s) || !s.name[0])
@@ -191,7 +232,7 @@ void cxx_identify(struct arena *a, const struct object *o, struct cxx_identity *
 		bool undef = s.shndx == SHN_UNDEF_;
 		if (!undef && !cxx_sym_exported(&s))
 			continue;
-		abi_count_name(a, s.name, &c);
+		abi_count_name(a, s.name, &cs);
 		if (!undef)
 			continue;
 		if (torch_stable_name(s.name)) {
@@ -207,9 +248,10 @@ void cxx_identify(struct arena *a, const struct object *o, struct cxx_identity *
 			}
 		}
 	}
-	out->cxx11_abi = abi_verdict(&c, &out->abi_example);
-	out->abi_old = c.old_n;
-	out->abi_new = c.new_n;
+	const struct abi_count *c = abi_deciding(&cs);
+	out->cxx11_abi = abi_verdict(c, &out->abi_example);
+	out->abi_old = c->old_n;
+	out->abi_new = c->new_n;
 	out->torch_api = out->torch_cxx_imports && out->torch_stable_imports ? TORCH_API_MIXED
 		: out->torch_cxx_imports ? TORCH_API_UNSTABLE
 		: out->torch_stable_imports ? TORCH_API_STABLE : TORCH_API_NONE;

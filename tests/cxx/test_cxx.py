@@ -332,6 +332,38 @@ extern "C" int PyInit__C(void) { c10::detail::torchCheckFail("f", "x.cpp", 1, st
        "cxx11-abi: the reverse fix", f and f["fix"])
 
 
+def case_devtoolset_abi0():
+    """torch 2.0-2.6 from PyPI: an old-ABI libc10.so (its own names pass the
+    old std::string) that also exports new-ABI names of std:: itself, the
+    parts of libstdc++ devtoolset links in statically.  Those say how that
+    libstdc++ was built, not which std::string c10 passes: the flag is 0."""
+    root = os.path.join(FX, "devtoolset")
+    sp = torch_env(root, "2.6.0+cu124", "12.4")
+    lib = os.path.join(sp, "torch", "lib")
+    own = write(os.path.join(root, "own.cpp"),
+                "#include <string>\nnamespace c10 { void LogAPIUsage(const std::string &s) { (void)s.size(); } }\n")
+    std = write(os.path.join(root, "std.cpp"),
+                "#include <string>\n#include <stdexcept>\nnamespace std {\n"
+                "int abiscope_probe(const std::string &s) { static int n = (int)s.size(); return n; }\n}\n")
+    sh([CXX, "-c", "-fPIC", "-O1", "-D_GLIBCXX_USE_CXX11_ABI=0", "-o", own + ".o", own])
+    sh([CXX, "-c", "-fPIC", "-O1", "-D_GLIBCXX_USE_CXX11_ABI=1", "-o", std + ".o", std])
+    c10 = os.path.join(lib, "libc10.so")
+    sh([CXX, "-shared", "-o", c10, "-Wl,-soname,libc10.so", own + ".o", std + ".o"])
+    ext = cxx_lib(os.path.join(sp, "oldext", "_C.so"),
+                  "#include <string>\nnamespace c10 { void LogAPIUsage(const std::string &); }\n"
+                  "extern \"C\" int PyInit__C(void) { c10::LogAPIUsage(std::string(\"x\")); return 0; }\n",
+                  abi=0, flags=["-L" + lib, "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../torch/lib"], libs=["-lc10"])
+    nm = sh(["nm", "-D", "--defined-only", c10]).stdout
+    ok("_ZSt14abiscope_probeRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE" in nm
+       and "_ZN3c1011LogAPIUsageERKSs" in nm, "devtoolset: libc10.so exports both flavours (nm)", nm)
+    r = real(ext)
+    ok(r["loads"], "devtoolset: the real loader binds an old-ABI extension to it", r)
+    rc, doc, text, err = why(ext)
+    t = (doc or {}).get("built_with", {}).get("torch") or {}
+    ok(t.get("cxx11_abi") == 0, "devtoolset: the installed torch's flag is 0, from c10's own names", t)
+    ok(rc == 0 and doc and doc.get("loads"), "devtoolset: abiscope says it loads, as the loader does", err)
+
+
 def version_script(path, last, extra=()):
     lines = ["GLIBCXX_3.4 { global: old_glibcxx_marker; local: *; };"]
     prev = "GLIBCXX_3.4"
@@ -568,7 +600,7 @@ def main():
             return 1
     shutil.rmtree(FX, ignore_errors=True)
     os.makedirs(FX)
-    for case in (case_signature, case_cxx11_abi, case_glibcxx, case_removed, case_template,
+    for case in (case_signature, case_cxx11_abi, case_devtoolset_abi0, case_glibcxx, case_removed, case_template,
                  case_namespace, case_not_in_scope, case_other_copy, case_stable_abi):
         try:
             case()
