@@ -1,16 +1,30 @@
 #!/usr/bin/env python3
-"""Field test: the torch ABI index against real installed torch, and its
-answer against the real loader.
+"""Field test: the torch ABI index against the field matrix's real envs.
 
-For each prepared environment (bench/prepare_envs.sh: torch-cu130 and
-sgl-kernel-break, both torch 2.14.1 from PyPI), the exports of its installed
-torch/lib libraries, read by binutils' `nm -D --defined-only` (not by
-abiscope), hashed the way the index hashes them, must equal the index's
-entry for that release (tools/torch_index.py symbols VERSION, and the count
-the C reader reports).  Then `abiscope torch-compat` on the environment
-must say, for each sgl_kernel common_ops, whether the installed torch is
-among the releases it binds against exactly when the real loader (import
-torch, dlopen) loads it.  A missing environment prints SKIP.
+The envs are tests/field/manifest.toml's, built by build_envs.py under
+$ABISCOPE_FIELD/envs (default ~/.cache/abiscope/field/envs); the real
+loader's answers are the oracle's, kept by matrix.py in
+$ABISCOPE_FIELD/results/<env>/oracle-{standin,nodriver}.json.  Nothing here
+runs the envs' python: most envs are skeletons (tests/field/skeleton.py:
+code bytes zeroed, dynamic symbol tables intact), which binutils' nm and
+abiscope read exactly as the real env.  Nothing under $ABISCOPE_FIELD is
+written.
+
+(a) For each torch release installed in some env, the exports of its
+    torch/lib libraries read by `nm -D --defined-only` (binutils, not
+    abiscope), hashed the way the index hashes them, equal the index entry
+    for that release (tools/torch_index.py's decoder), and the C reader
+    (torch-compat --json) counts as many.
+(b) For each extension module `abiscope torch-compat --json ENV` gives
+    releases for, the installed torch is among them exactly when the real
+    loader loaded the module (the oracle's dlopen).  A module the loader
+    refused for something other than a torch symbol (a library not found,
+    a symbol torch never exported, a crash) says nothing about torch: it is
+    listed as excluded, with the reason.
+
+Prints one "# case" line per module: the env, the package, the torch its
+metadata pins (Requires-Dist), what torch-compat says, what the loader did.
+Envs not built print SKIP; with no env at all, one SKIP line.
 """
 import json
 import os
@@ -18,18 +32,54 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
 import fieldlib as F  # noqa: E402
+import torch_index  # noqa: E402
 
-TOOL = os.path.join(F.TOP, "tools", "torch_index.py")
-TORCH_LIB = re.compile(r"^(libc10|libtorch|libshm|libcaffe2).*\.so")
+FIELD = os.environ.get("ABISCOPE_FIELD", os.path.expanduser("~/.cache/abiscope/field"))
+ENVS = os.path.join(FIELD, "envs")
+RESULTS = os.path.join(FIELD, "results")
+MANIFEST = os.path.join(HERE, "manifest.toml")
+TORCH_LIB = re.compile(r"^(libc10|libtorch|libshm|libcaffe2).*\.so")  # wheel_exports.c's members
+UNDEFINED = re.compile(r"undefined symbol: (\S+?)(?:, version (\S+))?$")
 
 
-def fnv1a64(b):
-    h = 0xcbf29ce484222325
-    for c in b:
-        h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h
+def manifest():
+    """[(name, base or None)] in manifest order (tomllib is 3.11+; the file is simple)."""
+    out, cur = [], None
+    for line in open(MANIFEST):
+        line = line.split("#", 1)[0].strip()
+        if line == "[[env]]":
+            cur = {"name": None, "base": None}
+            out.append(cur)
+        m = re.match(r'^(name|base)\s*=\s*"([^"]+)"', line)
+        if m and cur is not None:
+            cur[m.group(1)] = m.group(2)
+    return [(e["name"], e["base"]) for e in out if e["name"]]
+
+
+def built(name):
+    d = os.path.join(ENVS, name)
+    return d if os.path.isdir(os.path.join(d, "lib")) else None
+
+
+def torch_dir(name, bases):
+    """torch/ of env name: its own, or its base's (the .pth stacking)."""
+    while name:
+        d = built(name)
+        if d:
+            t = os.path.join(F.site_packages(d), "torch")
+            if os.path.isfile(os.path.join(t, "version.py")):
+                return t
+        name = bases.get(name)
+    return None
+
+
+def torch_version(tdir):
+    m = re.search(r"^__version__\s*=\s*['\"]([^'\"+]+)", open(os.path.join(tdir, "version.py")).read(), re.M)
+    return m.group(1) if m else None
 
 
 def nm_exports(lib):
@@ -46,68 +96,153 @@ def nm_exports(lib):
     return names
 
 
-def installed_version(sp):
-    text = open(os.path.join(sp, "torch", "version.py")).read()
-    m = re.search(r"^__version__\s*=\s*['\"]([^'\"+]+)", text, re.M)
-    return m.group(1) if m else None
-
-
-def index_entry(version):
-    r = subprocess.run([sys.executable, TOOL, "symbols", version], capture_output=True, text=True)
-    return {int(x, 16) for x in r.stdout.split()} if r.returncode == 0 else None
-
-
-def case(t, envname, modules):
-    name = "%s: torch ABI index" % envname
-    why_not = F.unavailable(envname)
-    if why_not:
-        t.skip(name, why_not)
-        return
-    venv = F.env(envname)
-    sp = F.site_packages(venv)
-    ver = installed_version(sp)
-    libdir = os.path.join(sp, "torch", "lib")
+def torch_exports(tdir):
+    libdir = os.path.join(tdir, "lib")
     names = set()
     for f in sorted(os.listdir(libdir)):
         if TORCH_LIB.match(f) and not os.path.islink(os.path.join(libdir, f)):
             names |= nm_exports(os.path.join(libdir, f))
-    r = subprocess.run([F.ABISCOPE, "torch-compat", "--json", venv], capture_output=True, text=True, timeout=600)
-    j = json.loads(r.stdout)
-    bits = j["index"]["hash_bits"]
-    hashes = {fnv1a64(n.encode()) >> (64 - bits) for n in names}
-    entry = index_entry(ver)
-    t.ok(entry is not None, "%s: torch %s is in the index" % (name, ver))
-    if entry is None:
+    return names
+
+
+def torch_compat(venv):
+    r = subprocess.run([F.ABISCOPE, "torch-compat", "--json", venv], capture_output=True, text=True, timeout=900)
+    return json.loads(r.stdout)
+
+
+def oracle_of(name):
+    for mode in ("standin", "nodriver"):
+        p = os.path.join(RESULTS, name, "oracle-%s.json" % mode)
+        if os.path.exists(p):
+            with open(p) as f:
+                return mode, json.load(f)
+    return None, None
+
+
+def pinned_torch(obj_path, sp_dirs):
+    """The torch requirement in the METADATA of the distribution whose
+    RECORD lists obj_path ('torch==2.9.1'), or '-'."""
+    for sp in sp_dirs:
+        rel = os.path.relpath(obj_path, sp)
+        if rel.startswith(".."):
+            continue
+        for d in os.listdir(sp):
+            if not d.endswith(".dist-info"):
+                continue
+            try:
+                record = open(os.path.join(sp, d, "RECORD")).read()
+            except OSError:
+                continue
+            if rel + "," not in record:
+                continue
+            pins = []
+            for line in open(os.path.join(sp, d, "METADATA"), errors="replace"):
+                m = re.match(r"Requires-Dist:\s*torch\b\s*([^;]*)", line)
+                if m:
+                    pins.append("torch" + re.sub(r"[\s()]", "", m.group(1)))
+            return ",".join(pins) or "(none)"
+    return "-"
+
+
+def refused_for(err, torch_hashes, bits):
+    """'torch' when the loader's refusal names a symbol some torch release
+    exports, else a short reason the case is excluded."""
+    m = UNDEFINED.search(err.strip())
+    if not m:
+        return err.strip().splitlines()[0][:90]
+    name = m.group(1) + ("@" + m.group(2) if m.group(2) else "")
+    if torch_index.name_hash(name, bits) in torch_hashes or torch_index.name_hash(m.group(1), bits) in torch_hashes:
+        return "torch"
+    return "undefined symbol no torch release exports: " + m.group(1)[:60]
+
+
+def check_exports(t, rel, tdir, envs_using, index, j):
+    bits, rels = index
+    entry = next((r.hashes for r in rels if r.version == rel), None)
+    name = "torch %s (%s): index entry" % (rel, ", ".join(envs_using))
+    if not t.ok(entry is not None, "%s: torch %s is in the index" % (name, rel)):
         return
-    t.ok(hashes == entry, "%s: the exports of the installed torch %s (nm -D) equal the index entry" % (name, ver),
+    names = torch_exports(tdir)
+    hashes = {torch_index.name_hash(n, bits) for n in names}
+    t.ok(hashes == entry, "%s: the exports nm -D reads from the installed torch/lib equal it (%d)" % (name, len(hashes)),
          "%d exported here, %d in the index, %d only here, %d only in the index"
          % (len(hashes), len(entry), len(hashes - entry), len(entry - hashes)))
-    count = [x["symbols"] for x in j["index"]["releases"] if x["version"] == ver]
+    count = [x["symbols"] for x in j["index"]["releases"] if x["version"] == rel]
     t.ok(count == [len(names)], "%s: the C reader counts the same %d symbols" % (name, len(names)), count)
-    for mod, pkgname in modules:
-        target = os.path.join(sp, mod)
-        if not os.path.exists(target):
-            t.skip("%s: %s" % (name, mod), "not installed")
-            continue
-        with F.tempdir() as tmp:
-            stub = F.stub_driver(tmp, [target])
-            llp = ":".join([os.path.join(sp, "nvidia", d, "lib") for d in ("cuda_runtime", "cuda_nvrtc", "cublas")
-                            if os.path.isdir(os.path.join(sp, "nvidia", d, "lib"))] + [stub])
-            loads, err = F.real_import_then_dlopen(venv, target, llp)
-        pkgs = [p for p in j["packages"] if re.sub(r"[-_.]+", "-", p["name"].lower()) == pkgname]
-        obj = [o for p in pkgs for o in p["objects"] if o["path"].endswith("/" + mod)]
-        rels = obj[0]["releases"] if obj else None
-        t.ok(rels is not None and (ver in rels) == loads,
-             "%s: %s binds against the installed %s exactly when the real loader loads it (%s; index: %s)"
-             % (name, mod, ver, "loads" if loads else "refused", rels), err)
-        if pkgs:
-            print("# %s: %s; fix: %s" % (envname, pkgs[0]["summary"], pkgs[0]["fix"]))
+
+
+def check_env(t, env, venv, tdir, rel, index, j, cases):
+    mode, oracle = oracle_of(env)
+    if oracle is None:
+        t.skip("%s: torch-compat against the real loader" % env, "no oracle answers in %s" % RESULTS)
+        return
+    bits, rels = index
+    torch_hashes = set().union(*(r.hashes for r in rels))
+    modules = {os.path.realpath(p): v for p, v in oracle["modules"].items()}
+    sps = [F.site_packages(venv), os.path.dirname(tdir)]
+    for p in j["packages"]:
+        for o in p["objects"]:
+            real = modules.get(os.path.realpath(o["path"]))
+            short = o["path"].split("site-packages/")[-1]
+            says = "%s in %s" % ("includes" if rel in o["releases"] else "excludes",
+                                 torch_index_span(o["releases"]))
+            pin = pinned_torch(o["path"], sps)
+            if real is None:
+                cases.append((env, p["name"] + " " + p["version"], short, pin, says, "not measured", "excluded"))
+                continue
+            loads = real["dlopen"] is None
+            why = "torch" if loads else refused_for(real["dlopen"], torch_hashes, bits)
+            did = "loads" if loads else ("refused: " + (real["dlopen"].split("undefined symbol: ")[-1][:70]
+                                                        if why == "torch" else why))
+            if why != "torch":
+                cases.append((env, p["name"] + " " + p["version"], short, pin, says, did, "excluded"))
+                continue
+            agree = (rel in o["releases"]) == loads
+            cases.append((env, p["name"] + " " + p["version"], short, pin, says, did, "agree" if agree else "DISAGREE"))
+            t.ok(agree, "%s: %s %s: torch-compat %s the installed torch %s exactly when the real loader loads it (%s, %s)"
+                 % (env, p["name"], short, "includes" if rel in o["releases"] else "excludes", rel, did, mode),
+                 o["releases"])
+
+
+def torch_index_span(rs):
+    if not rs:
+        return "no release"
+    return rs[0] if len(rs) == 1 else "%s..%s (%d)" % (rs[0], rs[-1], len(rs))
 
 
 def main():
     t = F.Tap()
-    case(t, "sgl-kernel-break", [("sgl_kernel/sm100/common_ops.abi3.so", "sgl-kernel")])
-    case(t, "torch-cu130", [("sgl_kernel/sm100/common_ops.abi3.so", "sglang-kernel")])
+    off = F.field_off()
+    envs = manifest()
+    present = [(n, b) for n, b in envs if built(n)]
+    if off or not present:
+        t.skip("torch ABI index against the field envs", off or "no field env built under %s (make field)" % ENVS)
+        return 0
+    with open(torch_index.INDEX, "rb") as f:
+        index = torch_index.decode(f.read())
+    bases = dict(envs)
+    by_release, cases = {}, []
+    for env, _ in present:
+        venv = built(env)
+        tdir = torch_dir(env, bases)
+        if not tdir:
+            continue
+        rel = torch_version(tdir)
+        j = torch_compat(venv)
+        by_release.setdefault((rel, os.path.realpath(tdir)), (tdir, [], j))[1].append(env)
+        check_env(t, env, venv, tdir, rel, index, j, cases)
+    seen = set()
+    for (rel, real), (tdir, users, j) in sorted(by_release.items(), key=lambda kv: torch_index.version_key(kv[0][0])):
+        if rel in seen:
+            continue
+        seen.add(rel)
+        check_exports(t, rel, tdir, users, index, j)
+    print("# case\tenv\tpackage\tmodule\tpinned\ttorch-compat\treal loader\tverdict")
+    for c in cases:
+        print("# case\t" + "\t".join(c))
+    n = {k: sum(1 for c in cases if c[-1] == k) for k in ("agree", "DISAGREE", "excluded")}
+    print("# %d torch releases checked; %d modules: %d agree, %d disagree, %d excluded"
+          % (len(seen), len(cases), n["agree"], n["DISAGREE"], n["excluded"]))
     return 1 if t.failed else 0
 
 
