@@ -100,6 +100,8 @@ void render_cause_text(const struct term *t, struct arena *a, const struct cause
 	const char *dlerr = val_get_str(f->fields, "dlerror");
 	if (dlerr && f->first_error)
 		fprintf(t->out, "%s%sImportError: %s%s\n", pad, c_dim(t), one_line(dlerr), c_reset(t));
+	if (c->torch_all)
+		fprintf(t->out, "%s%s\n", pad, one_line(c->torch_all));
 	if (c->guess)
 		fprintf(t->out, "%s%s(a guess: drawn from heuristics, not from the loader's rules)%s\n", pad, c_dim(t),
 			c_reset(t));
@@ -215,6 +217,10 @@ void render_causes_json(struct jw *w, const struct causes *cs)
 		jw_arr_end(w);
 		jw_kstrs(w, "modules", &c->modules);
 		jw_kstrs(w, "distributions", &c->dists);
+		if (c->torch_all_json) {
+			jw_key(w, "torch_environment");
+			jw_value(w, c->torch_all_json);
+		}
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);

@@ -3,6 +3,7 @@
  * environment import; grouped by distribution, failures first.
  */
 #include "cli/cli.h"
+#include "cxx/torchcompat.h"
 #include "cli/junit.h"
 #include "cli/causes_out.h"
 #include "cli/termsafe.h"
@@ -469,6 +470,37 @@ struct check_run {
 	struct scan *scan;		/* the scan it ran in */
 };
 
+/* The torch causes of cs, with the environment-wide answer: which torch
+ * releases satisfy every package of c that uses torch, or which conflict. */
+static void torch_all_for(struct scan *s, const struct env_check *c, struct causes *cs, struct causes *all)
+{
+	struct cause *tc = NULL;
+	for (size_t k = 0; k < cs->list.n && !tc; k++)
+		if (str_starts(((struct cause *)cs->list.item[k])->key, "torch:"))
+			tc = cs->list.item[k];
+	if (!tc)
+		return;
+	struct diag d = { 0 };
+	const struct torchabi *ix = tc_index(s, &d);
+	if (!ix)
+		return;
+	struct tc_report r;
+	tc_report_init(&r, ix, c->torch.found ? c->torch.version : NULL);
+	tc_add_inventory(s, &r, &c->inv);
+	tc_finish(&r);
+	tc->torch_all = tc_all_sentence(&s->arena, &r);
+	if (!tc->torch_all)
+		return;
+	tc->torch_all_json = tc_all_value(&s->arena, &r);
+	for (size_t k = 0; k < all->list.n; k++) {
+		struct cause *x = all->list.item[k];
+		if (str_eq(x->key, tc->key) && !x->torch_all) {
+			x->torch_all = tc->torch_all;
+			x->torch_all_json = tc->torch_all_json;
+		}
+	}
+}
+
 static int run_envs(struct scan *s, const struct check_cli *o, const struct check_options *opt,
 		    struct check_run *r)
 {
@@ -504,6 +536,8 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 		r->next += r->envs[i].nextensions;
 	}
 	causes_build(&s->arena, &s->findings, 0, s->findings.list.n, &r->all);
+	for (size_t i = 0; i < r->nenv; i++)
+		torch_all_for(s, &r->envs[i], &r->causes[i], &r->all);
 	for (size_t i = 0; i < s->findings.list.n; i++)
 		if (str_eq(((struct finding *)s->findings.list.item[i])->id, "import-fails"))
 			r->torch_fails = true;

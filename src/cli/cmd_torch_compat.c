@@ -64,7 +64,7 @@ static const struct torch_identity *env_torch(struct scan *s, const struct pyenv
 
 /* Every extension module of inv (and other libraries that need torch),
  * torch's own libraries excepted. */
-static void tc_add_inventory(struct scan *s, struct tc_report *r, const struct inventory *inv)
+void tc_add_inventory(struct scan *s, struct tc_report *r, const struct inventory *inv)
 {
 	for (size_t i = 0; i < inv->nobj; i++) {
 		const struct inv_obj *io = inv->obj[i];

@@ -154,3 +154,45 @@ struct value *tc_set_value(struct arena *a, const struct torchabi *ix, const str
 			val_push(a, arr, val_str_ref(a, ix->rel[r].version));
 	return arr;
 }
+
+const char *tc_all_sentence(struct arena *a, const struct tc_report *r)
+{
+	const struct torchabi *ix = r->ix;
+	if (r->npkg < 2)
+		return NULL;
+	if (torchset_count(&r->all))
+		return arena_printf(a, "torch %s satisfies all %zu packages here that use torch at once; newest: "
+				       "pip install torch==%s", torchset_text(a, ix, &r->all), r->npkg,
+				    ix->rel[torchset_newest(&r->all, ix->nrel)].version);
+	if (!r->nconflict)
+		return arena_printf(a, "no torch release satisfies all %zu packages here that use torch at once",
+				    r->npkg);
+	const struct tc_package *p = r->pkg[r->conflict[0].a], *q = r->pkg[r->conflict[0].b];
+	const char *more = r->nconflict > 1 ? arena_printf(a, "; %zu more conflicting pair%s", r->nconflict - 1,
+							 r->nconflict == 2 ? "" : "s") : "";
+	return arena_printf(a, "no torch release satisfies both %s (%s) and %s (%s)%s", who(a, p),
+			    torchset_text(a, ix, &p->ok), who(a, q), torchset_text(a, ix, &q->ok), more);
+}
+
+struct value *tc_all_value(struct arena *a, const struct tc_report *r)
+{
+	struct value *v = val_obj(a);
+	val_set(a, v, "text", val_str(a, tc_all_sentence(a, r)));
+	val_set_int(a, v, "packages", (int64_t)r->npkg);
+	val_set(a, v, "satisfies_all", tc_set_value(a, r->ix, &r->all));
+	struct value *cs = val_arr(a);
+	for (size_t i = 0; i < r->nconflict; i++) {
+		struct value *pair = val_arr(a);
+		for (int k = 0; k < 2; k++) {
+			const struct tc_package *p = r->pkg[k ? r->conflict[i].b : r->conflict[i].a];
+			struct value *o = val_obj(a);
+			val_set(a, o, "name", val_str_ref(a, p->name));
+			val_set(a, o, "version", val_str(a, p->version));
+			val_set(a, o, "releases", tc_set_value(a, r->ix, &p->ok));
+			val_push(a, pair, o);
+		}
+		val_push(a, cs, pair);
+	}
+	val_set(a, v, "conflicts", cs);
+	return v;
+}

@@ -67,6 +67,14 @@ const char *tc_summary(struct arena *a, const struct tc_report *r, const struct 
 /* "pip install torch==2.9.1, or a sgl-kernel built for torch 2.10.0", or NULL
  * when the installed torch already satisfies p. */
 const char *tc_fix(struct arena *a, const struct tc_report *r, const struct tc_package *p);
+/* The environment-wide answer in one sentence: "no torch release satisfies
+ * both sgl-kernel 0.3.21 (2.9.0 and 2.9.1) and sglang-kernel 0.4.10 (2.14.0
+ * to 2.15.0)", or the releases that satisfy every package; NULL with fewer
+ * than two packages (nothing to intersect). */
+const char *tc_all_sentence(struct arena *a, const struct tc_report *r);
+/* The same as a value: {text, packages, satisfies_all: [versions],
+ * conflicts: [[{name, version, releases}, {...}]]}. */
+struct value *tc_all_value(struct arena *a, const struct tc_report *r);
 /* The releases as a JSON-friendly list of version strings. */
 struct value *tc_set_value(struct arena *a, const struct torchabi *ix, const struct torchset *s);
 

@@ -33,6 +33,10 @@ struct cause {
 	enum severity severity;		/* of the most severe root */
 	bool guess;			/* a root or a link to one is drawn from heuristics */
 	bool driver;			/* the cause is the missing NVIDIA driver (libcuda.so.1) */
+	/* a torch cause (key "torch:..."): the environment-wide answer, set by
+	 * the command that knows the environment (cxx/torchcompat.h), or NULL */
+	const char *torch_all;
+	const struct value *torch_all_json;
 };
 
 struct causes {

@@ -364,6 +364,67 @@ def case_devtoolset_abi0():
     ok(rc == 0 and doc and doc.get("loads"), "devtoolset: abiscope says it loads, as the loader does", err)
 
 
+def dist_info(sp, name, version, files):
+    d = os.path.join(sp, f"{name}-{version}.dist-info")
+    write(os.path.join(d, "METADATA"), f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    write(os.path.join(d, "RECORD"), "".join(f"{f},,\n" for f in files))
+
+
+def case_torch_all():
+    """check: where a torch mismatch is a cause, the environment-wide answer
+    says whether any torch release satisfies every package at once.  Two
+    packages: one built for torch 2.9 (the int signature), one for 2.10 on
+    (unsigned int), beside an installed 2.14.1; the releases come from the
+    built-in index, the loader's verdicts from the real loader."""
+    root = os.path.join(FX, "torchall")
+    sp = torch_env(root, "2.14.1+cu130", "13.0")
+    lib = os.path.join(sp, "torch", "lib")
+    cxx_lib(os.path.join(lib, "libc10.so"), C10_CORE, "libc10.so", abi=1)
+    cxx_lib(os.path.join(lib, "libc10_cuda.so"), C10_CUDA_NEW, "libc10_cuda.so")
+    old = cxx_lib(os.path.join(root, "oldtorch", "libc10_cuda.so"), C10_CUDA_OLD, "libc10_cuda.so")
+    write(os.path.join(root, "pyvenv.cfg"), "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11.2\n")
+    exts = {}
+    for name, against, line in (("oldkern", os.path.dirname(old), "int"), ("newkern", lib, "unsigned int")):
+        src = ("namespace c10 { namespace cuda {\n"
+               f"void c10_cuda_check_implementation(int, const char *, const char *, {line}, bool);\n}} }}\n"
+               'extern "C" int PyInit__C(void) { c10::cuda::c10_cuda_check_implementation(0, "f", "g", 1, false); '
+               "return 0; }\n")
+        exts[name] = cxx_lib(os.path.join(sp, name, "_C.abi3.so"), src,
+                             flags=["-L" + against, "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../torch/lib"],
+                             libs=["-lc10_cuda"])
+        dist_info(sp, name, "1.0", [f"{name}/_C.abi3.so"])
+    r_old, r_new = real(exts["oldkern"]), real(exts["newkern"])
+    ok(not r_old["loads"] and r_new["loads"], "torch-all: the real loader refuses the 2.9 build, loads the 2.10 one",
+       (r_old, r_new))
+    e = dict(os.environ, NO_COLOR="1")
+    e.pop("LD_LIBRARY_PATH", None)
+    args = [ABISCOPE, "check", "--no-driver", root]
+    j = subprocess.run(args[:2] + ["--json"] + args[2:], capture_output=True, text=True, env=e, timeout=120)
+    t = subprocess.run(args, capture_output=True, text=True, env=e, timeout=120)
+    try:
+        doc = json.loads(j.stdout)
+    except ValueError:
+        doc = {}
+    mods = {m["path"]: m["status"] for d in doc.get("environments", [{}])[0].get("distributions", [])
+            for m in d.get("modules", [])}
+    ok(mods.get(exts["oldkern"]) == "fails" and mods.get(exts["newkern"]) == "ok",
+       "torch-all: check agrees with the loader on both", mods)
+    tc = [c for c in doc.get("causes", []) if c["key"].startswith("torch:")]
+    te = (tc[0].get("torch_environment") if tc else None) or {}
+    pair = sorted(x["name"] for x in (te.get("conflicts") or [[]])[0])
+    rel = {x["name"]: x["releases"] for x in (te.get("conflicts") or [[]])[0]}
+    ok(te.get("satisfies_all") == [] and pair == ["newkern", "oldkern"]
+       and "2.9.1" in rel.get("oldkern", []) and "2.10.0" not in rel.get("oldkern", [])
+       and "2.10.0" in rel.get("newkern", []) and "2.9.1" not in rel.get("newkern", []),
+       "torch-all: JSON: the torch cause says no release satisfies both, and each one's releases", tc)
+    lines = t.stdout.splitlines()
+    head = next((i for i, l in enumerate(lines) if "error[undefined-symbol]" in l), None)
+    at = next((i for i, l in enumerate(lines) if "no torch release satisfies both " in l), None)
+    ok(head is not None and at is not None and at - head <= 2 and "oldkern 1.0 (2." in lines[at]
+       and "newkern 1.0 (2." in lines[at],
+       "torch-all: text: one line under the cause's headline", t.stdout[-2500:])
+
+
 def version_script(path, last, extra=()):
     lines = ["GLIBCXX_3.4 { global: old_glibcxx_marker; local: *; };"]
     prev = "GLIBCXX_3.4"
@@ -600,7 +661,7 @@ def main():
             return 1
     shutil.rmtree(FX, ignore_errors=True)
     os.makedirs(FX)
-    for case in (case_signature, case_cxx11_abi, case_devtoolset_abi0, case_glibcxx, case_removed, case_template,
+    for case in (case_signature, case_cxx11_abi, case_devtoolset_abi0, case_torch_all, case_glibcxx, case_removed, case_template,
                  case_namespace, case_not_in_scope, case_other_copy, case_stable_abi):
         try:
             case()
