@@ -230,7 +230,10 @@ def download(version, wheels):
     os.makedirs(wheels, exist_ok=True)
     before = set(os.listdir(wheels))
     cmd = ["flock", os.path.join(wheels, ".lock"), sys.executable, "-m", "pip", "download", "--no-deps",
-           "--only-binary=:all:", "--python-version", "3.11", "--platform", "manylinux_2_28_x86_64",
+           "--only-binary=:all:", "--python-version", "3.11",
+           # pip takes an explicit --platform literally: torch 2.0-2.6 are manylinux1 wheels
+           "--platform", "manylinux_2_28_x86_64", "--platform", "manylinux2014_x86_64",
+           "--platform", "manylinux1_x86_64",
            "-d", wheels, "torch==" + version]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     m = re.search(r"(?:Saved|File was already downloaded) (\S+\.whl)", out)
