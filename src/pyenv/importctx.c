@@ -676,6 +676,43 @@ static void driver_probe(struct scan *s, struct process *p, struct import_run *r
 	st->ok = true;
 }
 
+/* torch 2.0 and 2.1 ship torch/lib/libnvfuser_codegen.so, and a static
+ * initialiser of libtorch_cpu.so (LoadingNvfuserLibrary in
+ * torch/csrc/jit/codegen/cuda/interface.cpp) dlopen()s it by bare name
+ * (RTLD_LOCAL | RTLD_NOW) as torch._C loads; a failure is caught there and
+ * the import goes on.  The file being installed is the condition (the
+ * release's own files say it, no version table); it maps libnvrtc with it. */
+static void nvfuser_probe(struct scan *s, struct process *p, const struct torch_layout *t,
+			  struct import_run *r, size_t before)
+{
+	const char *lib = arena_printf(&s->arena, "%s/lib/libnvfuser_codegen.so", t->dir);
+	struct fs_stat st;
+	fs_stat(&s->fs, lib, &st);
+	if (st.kind != FS_REGULAR)
+		return;
+	struct lmap *caller = NULL;
+	for (size_t i = before; i < p->maps.n && !caller; i++) {
+		struct lmap *m = p->maps.item[i];
+		if (str_eq(path_basename(m->obj->path ? m->obj->path : m->path), "libtorch_cpu.so"))
+			caller = m;
+	}
+	if (!caller)
+		return;
+	struct proc_mark mark;
+	proc_mark_save(p, &mark);
+	struct dlopen_mode mode = { .caller = caller };
+	struct dlopen_result dr;
+	proc_dlopen_mode(p, "libnvfuser_codegen.so", &mode, &dr);
+	if (!dr.ok) {
+		proc_rewind(p, &mark, &dr);
+		return;
+	}
+	struct import_step *sp = add_step(s, r, lib, false,
+					  "libtorch_cpu.so's static initialiser dlopen()s libnvfuser_codegen.so "
+					  "(torch 2.0-2.1, caught on failure)");
+	sp->ok = true;
+}
+
 void torch_import_replay(struct scan *s, struct process *p, const struct pyenv *e,
 			 const struct torch_layout *t, struct import_run *r)
 {
@@ -704,6 +741,7 @@ void torch_import_replay(struct scan *s, struct process *p, const struct pyenv *
 		return;
 	}
 	r->ok = true;
+	nvfuser_probe(s, p, t, r, before);
 	driver_probe(s, p, r, before);
 	r->nloads = p->maps.n > before ? p->maps.n - before : 0;
 	r->loads = arena_calloc(&s->arena, r->nloads ? r->nloads : 1, sizeof *r->loads);

@@ -7,7 +7,9 @@
  * USE_RTLD_GLOBAL_WITH_LIBTORCH, torch/version.py for the CUDA version.  The
  * import is then replayed on a process: libtorch_global_deps.so with
  * RTLD_GLOBAL (on failure: the preloads first, then again), the preloads with
- * ctypes.CDLL (RTLD_NOW | RTLD_LOCAL), then torch._C.
+ * ctypes.CDLL (RTLD_NOW | RTLD_LOCAL), then torch._C, then what torch's C++
+ * dlopen()s as it initialises (libnvfuser_codegen.so where installed,
+ * libcuda.so.1).
  *
  * Another package is modelled as the dlopen of the extension module through
  * which it would load the library in question (a guess, and labelled one).

@@ -114,9 +114,11 @@ def venv(d):
     return os.path.join(d, "lib", v, "site-packages")
 
 
-def build_torch_env(d, runpath):
+def build_torch_env(d, runpath, nvfuser=False):
     """A torch-shaped env; runpath: libtorch_global_deps finds libcudart
-    itself (2.9's wheels) or not (the OSError fallback then preloads it)."""
+    itself (2.9's wheels) or not (the OSError fallback then preloads it);
+    nvfuser: torch 2.0/2.1's libtorch_cpu.so, whose static initialiser
+    dlopen()s libnvfuser_codegen.so by bare name (it maps libnvrtc)."""
     sp = venv(d)
     ext = sysconfig.get_config_var("EXT_SUFFIX")
     cc(f"{sp}/nvidia/cuda_runtime/lib/libcudart.so.12", "int cudaRuntimeGetVersion(int *v){*v=12080;return 0;}\n",
@@ -128,8 +130,19 @@ def build_torch_env(d, runpath):
        "int cudaRuntimeGetVersion(int *);\nint torch_global_deps(void){int v;return cudaRuntimeGetVersion(&v);}\n",
        "-Wl,-soname,libtorch_global_deps.so", f"-L{sp}/nvidia/cuda_runtime/lib", "-l:libcudart.so.12", *rp)
     cc(f"{sp}/torch/lib/libc10.so", "int c10_marker(void){return 10;}\n", "-Wl,-soname,libc10.so")
+    cpu = []
+    if nvfuser:
+        rpath = "-Wl,--disable-new-dtags,-rpath,$ORIGIN/../../nvidia/cuda_nvrtc/lib:$ORIGIN"
+        cc(f"{sp}/torch/lib/libnvfuser_codegen.so",
+           "int nvrtcVersion(int *, int *);\nint nvfuser_fn(void){int a,b;return nvrtcVersion(&a,&b);}\n",
+           "-Wl,-soname,libnvfuser_codegen.so", f"-L{sp}/nvidia/cuda_nvrtc/lib", "-l:libnvrtc.so.12", rpath)
+        cc(f"{sp}/torch/lib/libtorch_cpu.so",
+           "#include <dlfcn.h>\n__attribute__((constructor)) static void loading_nvfuser(void)\n"
+           "{ dlopen(\"libnvfuser_codegen.so\", RTLD_NOW | RTLD_LOCAL); }\nint torch_cpu_fn(void){return 1;}\n",
+           "-Wl,-soname,libtorch_cpu.so", rpath)
+        cpu = ["-ltorch_cpu"]
     cc(f"{sp}/torch/_C{ext}", "int c10_marker(void);\nint torch_C(void){return c10_marker();}\n",
-       f"-L{sp}/torch/lib", "-lc10", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib")
+       f"-L{sp}/torch/lib", "-Wl,--no-as-needed", "-lc10", *cpu, "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib")
     write(f"{sp}/torch/__init__.py", f"EXT = {ext!r}\n" + INIT_29)
     write(f"{sp}/torch/version.py", "__version__ = '2.9.1+cu128'\ncuda = '12.8'\n")
     write(f"{sp}/torch/_utils_internal.py", "USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = False\n")
@@ -202,11 +215,15 @@ def main():
         t.ok((mods.get("needs_nvrtc._ext", {}).get("dlopen") or "").startswith("libnvrtc.so.12"),
              "TORCH_USE_RTLD_GLOBAL: no global deps, no preloads")
         b = os.path.join(top, "fallback")
-        build_torch_env(b, runpath=False)
+        build_torch_env(b, runpath=False, nvfuser=True)
         o = oracle(b)
-        agree(t, "OSError fallback", o, abiscope(b))
+        mods = agree(t, "OSError fallback", o, abiscope(b))
         t.ok(any("cuda_runtime/lib/libcudart.so.12" in p for p in o["torch"]["loads"]),
              "OSError fallback: the real import preloads libcudart from nvidia/cuda_runtime/lib")
+        t.ok(any(p.endswith("torch/lib/libnvfuser_codegen.so") for p in o["torch"]["loads"]),
+             "2.1 shape: libtorch_cpu.so's initialiser maps libnvfuser_codegen.so in the real import")
+        t.ok(mods.get("needs_nvrtc._ext", {}).get("dlopen") is None,
+             "2.1 shape: an extension that needs libnvrtc loads after torch (nvfuser mapped it)")
         c = os.path.join(top, "stacked")
         sp = venv(c)
         write(os.path.join(sp, "base.pth"), venv_site(a) + "\n")
