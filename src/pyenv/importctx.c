@@ -713,6 +713,43 @@ static void nvfuser_probe(struct scan *s, struct process *p, const struct torch_
 	sp->ok = true;
 }
 
+/* Libraries torch's wheels bundle whose initialisers dlopen() a library
+ * by name, as the real import shows (LD_DEBUG=files), by the bundled file's
+ * name: auditwheel's -<hash> suffix is the first 8 hex digits of the
+ * original's sha256, so the name identifies the very binary. */
+static const struct init_dlopen {
+	const char *file;	/* basename of the loaded object */
+	const char *name;	/* what its initialiser dlopen()s */
+	const char *why;
+} init_dlopens[] = {
+	{ "libcusparseLt-f8b4a9fb.so.0", "libnvrtc.so",
+	  "cuSPARSELt 0.5 (torch 2.2's torch/lib/libcusparseLt-f8b4a9fb.so.0) dlopen()s libnvrtc.so as it initialises" },
+};
+
+static void bundled_init_dlopens(struct scan *s, struct process *p, struct import_run *r, size_t before)
+{
+	size_t end = p->maps.n;
+	for (size_t i = before; i < end; i++) {
+		struct lmap *m = p->maps.item[i];
+		const char *base = path_basename(m->obj->path ? m->obj->path : m->path);
+		for (size_t k = 0; k < sizeof init_dlopens / sizeof init_dlopens[0]; k++) {
+			const struct init_dlopen *d = &init_dlopens[k];
+			if (!str_eq(base, d->file))
+				continue;
+			struct proc_mark mark;
+			proc_mark_save(p, &mark);
+			struct dlopen_mode mode = { .caller = m };
+			struct dlopen_result dr;
+			proc_dlopen_mode(p, d->name, &mode, &dr);
+			if (!dr.ok) {
+				proc_rewind(p, &mark, &dr);
+				continue;
+			}
+			add_step(s, r, d->name, false, d->why)->ok = true;
+		}
+	}
+}
+
 void torch_import_replay(struct scan *s, struct process *p, const struct pyenv *e,
 			 const struct torch_layout *t, struct import_run *r)
 {
@@ -742,6 +779,7 @@ void torch_import_replay(struct scan *s, struct process *p, const struct pyenv *
 	}
 	r->ok = true;
 	nvfuser_probe(s, p, t, r, before);
+	bundled_init_dlopens(s, p, r, before);
 	driver_probe(s, p, r, before);
 	r->nloads = p->maps.n > before ? p->maps.n - before : 0;
 	r->loads = arena_calloc(&s->arena, r->nloads ? r->nloads : 1, sizeof *r->loads);
