@@ -107,6 +107,7 @@ def extension_modules():
     suffixes = sorted(importlib.machinery.EXTENSION_SUFFIXES, key=len, reverse=True)
     std = stdlib_dirs()
     seen, out = set(), []
+    packages = set()  # regular top-level packages: an earlier entry's shadows the rest
     for entry in sys.path:
         if not entry or not os.path.isdir(entry):
             continue
@@ -120,13 +121,20 @@ def extension_modules():
             if not all(p.isidentifier() for p in parts):
                 dirnames[:] = []
                 continue
+            if len(parts) == 1 and os.path.exists(os.path.join(dirpath, "__init__.py")):
+                if parts[0] in packages:
+                    dirnames[:] = []
+                    continue  # `import X.sub` only searches the first X's __path__
+                packages.add(parts[0])
             dirnames.sort()
             for fn in sorted(filenames):
                 suf = next((s for s in suffixes if fn.endswith(s)), None)
                 if not suf:
                     continue
                 stem = fn[: -len(suf)]
-                if not stem.isidentifier():
+                # a name that is no identifier still imports through
+                # importlib (mypyc's shared "<hash>__mypyc" modules do)
+                if not stem or "." in stem:
                     continue
                 name = ".".join(parts + [stem])
                 if name in seen:
