@@ -252,7 +252,10 @@ def measure_package(pkg, mods, import_package):
                          "dlopen": d.get("error", d.get("crashed") and "crashed: " + d["crashed"]),
                          "import": i.get("error", i.get("crashed") and "crashed: " + i["crashed"])}
         return res
-    return in_child(run)
+    # each dlopen and import has its own TIMEOUT in its own fork: the
+    # package's child may take that long for every one of them (scipy's
+    # hundred modules ran past one TIMEOUT on a loaded machine)
+    return in_child(run, timeout=TIMEOUT * (2 * len(mods) + 1))
 
 
 def measure_groups(groups):
@@ -265,9 +268,10 @@ def measure_groups(groups):
             for v in r.values() if "crashed" not in r and "exception" not in r else []:
                 v["package_error"] = f"crashed: {why}"
         if "crashed" in r or "exception" in r:
+            why = "crashed: " + (r.get("crashed") or r.get("exception"))
             for name, path in mods:
                 modules[path] = {"module": name, "package": pkg, "package_error": None,
-                                 "dlopen": "crashed", "import": "crashed"}
+                                 "dlopen": why, "import": why}
             continue
         modules.update(r)
     return modules
