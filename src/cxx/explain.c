@@ -41,6 +41,11 @@ static bool torch_root_namespace(const struct nm_result *r)
 
 bool cxx_result_is_torch(const struct nm_result *r, const struct cxx_explain_ctx *c)
 {
+	/* torch's own library missing a symbol outside torch (cusparseLtInit for
+	 * libtorch_cuda.so): a CUDA library is missing or wrong, not another torch */
+	if (c->requester && torch_is_torch_library(c->requester) && !torch_root_namespace(r) &&
+	    !str_starts(r->symbol, "aoti_torch_") && !str_starts(r->symbol, "torch_") && !str_starts(r->symbol, "THP"))
+		return false;
 	const struct nm_object *s = subject(r);
 	if (s && torch_is_torch_library(s->path))
 		return true;

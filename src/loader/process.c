@@ -873,6 +873,7 @@ static const struct api_family {
 	{ "cublas", false, "libcublas.so", "cublas*" },
 	{ "cufft", false, "libcufft.so", "cufft*" },
 	{ "curand", false, "libcurand.so", "curand*" },
+	{ "cusparseLt", false, "libcusparseLt.so", "cusparseLt*" },
 	{ "cusparse", false, "libcusparse.so", "cusparse*" },
 	{ "cusolver", false, "libcusolver.so", "cusolver*" },
 	{ "cudnn", false, "libcudnn.so", "cudnn*" },

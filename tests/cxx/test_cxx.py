@@ -425,6 +425,47 @@ def case_torch_all():
        "torch-all: text: one line under the cause's headline", t.stdout[-2500:])
 
 
+def case_torch_own_cuda_lib():
+    """torch's own libtorch_cuda.so whose libcusparseLt.so.0 is not
+    installed (a torch wheel put in without its nvidia-* dependencies): the
+    cusparseLt* symbols it also lacks are consequences of that library, not
+    a torch built against another torch."""
+    root = os.path.join(FX, "owncuda")
+    sp = torch_env(root, "2.9.1+cu128", "12.8")
+    lib = os.path.join(sp, "torch", "lib")
+    cxx_lib(os.path.join(lib, "libc10.so"), C10_CORE, "libc10.so", abi=1)
+    lt = c_lib(os.path.join(root, "elsewhere", "libcusparseLt.so.0"),
+               "int cusparseLtInit(void *h) { (void)h; return 0; }\n"
+               "int cusparseLtMatmul(void *h) { (void)h; return 0; }\n", "libcusparseLt.so.0")
+    cs = c_lib(os.path.join(sp, "nvidia", "cusparse", "lib", "libcusparse.so.12"),
+               "int cusparseCreate(void *h) { (void)h; return 0; }\n"
+               "int cusparseDestroy(void *h) { (void)h; return 0; }\n", "libcusparse.so.12")
+    c_lib(os.path.join(lib, "libtorch_cuda.so"),
+          "int cusparseLtInit(void *); int cusparseLtMatmul(void *); int cusparseCreate(void *);\n"
+          "int torch_cuda_fn(void) { return cusparseLtInit(0) + cusparseLtMatmul(0) + cusparseCreate(0); }\n",
+          "libtorch_cuda.so", flags=["-Wl,-z,now", "-L" + os.path.dirname(lt), "-L" + os.path.dirname(cs),
+                                     "-Wl,-rpath,$ORIGIN/../../nvidia/cusparse/lib"],
+          libs=["-l:libcusparseLt.so.0", "-l:libcusparse.so.12"])
+    ext = c_lib(os.path.join(sp, "torch", "_C.cpython-311-x86_64-linux-gnu.so"),
+                "int torch_cuda_fn(void);\nint PyInit__C(void) { return torch_cuda_fn(); }\n",
+                flags=["-L" + lib, "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib"], libs=["-ltorch_cuda"])
+    r = real(ext)
+    ok(not r["loads"] and "libcusparseLt.so.0: cannot open shared object file" in (r["error"] or ""),
+       "own-cuda: the real loader fails on the missing libcusparseLt.so.0", r)
+    rc, doc, text, err = why(ext)
+    ok(doc and doc["error"] == r["error"], "own-cuda: same dlerror as the real loader",
+       f"{doc and doc['error']}\n{r['error']}")
+    fs = (doc or {}).get("findings", [])
+    lnf = [f for f in fs if f["id"] == "library-not-found" and "libcusparseLt.so.0" in f["title"]]
+    und = [f for f in fs if f["id"] == "undefined-symbol" and "cusparseLt" in f["title"]]
+    ok(lnf and und and all(f.get("caused_by") == lnf[0]["index"] for f in und),
+       "own-cuda: the cusparseLt* undefined symbols are caused by the missing libcusparseLt.so.0",
+       [(f["title"], f.get("caused_by")) for f in fs])
+    ok("built against a different torch" not in text and
+       not any((f.get("torch") or {}).get("built_against_other") for f in fs),
+       "own-cuda: torch's own library is not said to be built against another torch", text)
+
+
 def version_script(path, last, extra=()):
     lines = ["GLIBCXX_3.4 { global: old_glibcxx_marker; local: *; };"]
     prev = "GLIBCXX_3.4"
@@ -661,7 +702,7 @@ def main():
             return 1
     shutil.rmtree(FX, ignore_errors=True)
     os.makedirs(FX)
-    for case in (case_signature, case_cxx11_abi, case_devtoolset_abi0, case_torch_all, case_glibcxx, case_removed, case_template,
+    for case in (case_signature, case_cxx11_abi, case_devtoolset_abi0, case_torch_all, case_torch_own_cuda_lib, case_glibcxx, case_removed, case_template,
                  case_namespace, case_not_in_scope, case_other_copy, case_stable_abi):
         try:
             case()
