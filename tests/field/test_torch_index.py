@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Field test: the torch ABI index against the field matrix's real envs.
 
-The envs are tests/field/manifest.toml's, built by build_envs.py under
-$ABISCOPE_FIELD/envs (default ~/.cache/abiscope/field/envs); the real
+The envs are tests/field/manifest.toml's (and any other the matrix made),
+built by build_envs.py under $ABISCOPE_FIELD/envs (default
+~/.cache/abiscope/field/envs); the real
 loader's answers are the oracle's, kept by matrix.py in
 $ABISCOPE_FIELD/results/<env>/oracle-{standin,nodriver}.json.  Nothing here
 runs the envs' python: most envs are skeletons (tests/field/skeleton.py:
@@ -65,14 +66,29 @@ def built(name):
     return d if os.path.isdir(os.path.join(d, "lib")) else None
 
 
+def pth_dirs(sp):
+    """The existing folders the .pth files of site-packages sp add to sys.path."""
+    out = []
+    for f in sorted(os.listdir(sp)):
+        if f.endswith(".pth"):
+            for line in open(os.path.join(sp, f), errors="replace"):
+                line = line.strip()
+                if line and not line.startswith(("#", "import")) and os.path.isdir(line):
+                    out.append(line)
+    return out
+
+
 def torch_dir(name, bases):
-    """torch/ of env name: its own, or its base's (the .pth stacking)."""
+    """torch/ of env name: its own, or its base's (manifest base, or a .pth
+    that reaches another site-packages: the way the matrix stacks envs)."""
     while name:
         d = built(name)
         if d:
-            t = os.path.join(F.site_packages(d), "torch")
-            if os.path.isfile(os.path.join(t, "version.py")):
-                return t
+            sp = F.site_packages(d)
+            for cand in [sp] + pth_dirs(sp):
+                t = os.path.join(cand, "torch")
+                if os.path.isfile(os.path.join(t, "version.py")):
+                    return t
         name = bases.get(name)
     return None
 
@@ -214,7 +230,10 @@ def main():
     t = F.Tap()
     off = F.field_off()
     envs = manifest()
-    present = [(n, b) for n, b in envs if built(n)]
+    # the manifest's envs in its order, then any other env the matrix made
+    known = {n for n, _ in envs}
+    extra = [(n, None) for n in sorted(os.listdir(ENVS)) if n not in known] if os.path.isdir(ENVS) else []
+    present = [(n, b) for n, b in envs + extra if built(n)]
     if off or not present:
         t.skip("torch ABI index against the field envs", off or "no field env built under %s (make field)" % ENVS)
         return 0
@@ -226,6 +245,7 @@ def main():
         venv = built(env)
         tdir = torch_dir(env, bases)
         if not tdir:
+            t.skip("%s: torch-compat against the real loader" % env, "no torch installed there")
             continue
         rel = torch_version(tdir)
         j = torch_compat(venv)
