@@ -82,6 +82,7 @@ struct group {
 	const char *version;
 	const struct dist *dist;
 	size_t nmod, nfail, nother;
+	size_t nunsure;		/* of nother: cannot tell whether they import */
 	struct ptrvec verdicts;	/* struct module_verdict * */
 };
 
@@ -112,8 +113,9 @@ static void groups_of(struct scan *s, const struct env_check *c, struct ptrvec *
 		g->nmod++;
 		if (v->state == V_FAILS || v->gpu_fails)
 			g->nfail++;
-		if (v->state == V_OTHER_PYTHON || (v->state == V_OK && v->guess))
+		if (v->state == V_OTHER_PYTHON || v->state == V_CANNOT_TELL || (v->state == V_OK && v->guess))
 			g->nother++;
+		g->nunsure += v->state == V_CANNOT_TELL;
 	}
 }
 
@@ -205,8 +207,10 @@ static void print_env_detail(struct scan *s, const struct term *t, const struct 
 					: v->state == V_OK ? (v->in_torch_import ? "imports (loaded by import torch)" : "imports")
 					: v->state == V_FAILS ? "would fail to import"
 					: v->state == V_OTHER_PYTHON ? "built for another Python: never imported"
+					: v->state == V_CANNOT_TELL ? "cannot tell whether it imports"
 					: "not checked");
-				if (v->state == V_OTHER_PYTHON || v->gpu_fails || (verbose && v->state == V_OK))
+				if (v->state == V_OTHER_PYTHON || v->state == V_CANNOT_TELL || v->gpu_fails ||
+				    (verbose && v->state == V_OK))
 					render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
 				if (v->state != V_FAILS)
 					continue;
@@ -232,6 +236,27 @@ static void print_env_detail(struct scan *s, const struct term *t, const struct 
 
 /* ---- JSON ---- */
 
+/* cannot-tell: the package's own load the verdict depends on, else null */
+static void print_depends_on_json(struct jw *w, const struct self_load *sl)
+{
+	jw_key(w, "depends_on");
+	if (!sl) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w);
+	jw_kstr(w, "library", sl->path);
+	jw_kstr(w, "file", sl->file);
+	jw_kint(w, "line", sl->line);
+	jw_kstr(w, "condition", sl->condition);
+	jw_key(w, "condition_line");
+	if (sl->condition)
+		jw_int(w, sl->condition_line);
+	else
+		jw_null(w);
+	jw_obj_end(w);
+}
+
 static void print_env_json(struct scan *s, struct jw *w, const struct env_check *c)
 {
 	const struct pyenv *e = &c->env;
@@ -249,6 +274,7 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 	jw_kint(w, "objects", (int64_t)c->inv.nobj);
 	jw_kint(w, "extension_modules", (int64_t)c->nextensions);
 	jw_kint(w, "failing_extension_modules", (int64_t)c->nfail_ext);
+	jw_kint(w, "cannot_tell", (int64_t)c->ncannot_tell);
 	jw_key(w, "torch");
 	if (c->torch.found) {
 		jw_obj_begin(w);
@@ -289,7 +315,7 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 		jw_kstr(w, "name", g->name);
 		jw_kstr(w, "version", g->version);
 		jw_kstr(w, "installer", g->dist ? g->dist->installer : NULL);
-		jw_kbool(w, "ok", g->nfail == 0);
+		jw_kbool(w, "ok", g->nfail == 0 && g->nunsure == 0);	/* cannot tell: not known to import */
 		jw_key(w, "modules");
 		jw_arr_begin(w);
 		for (size_t k = 0; k < g->verdicts.n; k++) {
@@ -298,9 +324,9 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 			jw_kstr(w, "module", v->io->module);
 			jw_kstr(w, "path", v->io->path);
 			jw_kbool(w, "extension", v->io->is_extension);
-			jw_kstr(w, "status", v->state == V_OK ? "ok" : v->state == V_FAILS ? "fails"
-					     : v->state == V_OTHER_PYTHON ? "other-python" : "not-checked");
+			jw_kstr(w, "status", verdict_state_name(v->state));
 			jw_kstr(w, "error", v->dlerror);
+			print_depends_on_json(w, v->depends_on);
 			jw_kbool(w, "gpu_fails", v->gpu_fails);
 			jw_kbool(w, "guess", v->guess);
 			jw_kstr(w, "context", v->context);
@@ -465,6 +491,7 @@ struct check_run {
 	struct causes *causes;		/* each environment's root causes */
 	struct causes all;		/* over every finding (JSON) */
 	size_t nfail, next, ngpu_fail, nwarn;
+	size_t ncannot_tell;		/* not known to fail: never counted as importing, nor as failing */
 	bool torch_fails, driver_missing, failed_to_run;
 	int code;
 	struct scan *scan;		/* the scan it ran in */
@@ -533,6 +560,7 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 		r->driver_missing |= causes_driver_missing(&r->causes[i]);
 		r->nfail += r->envs[i].nfail_ext + r->envs[i].nfail_lib;
 		r->ngpu_fail += r->envs[i].ngpu_fail;
+		r->ncannot_tell += r->envs[i].ncannot_tell;
 		r->next += r->envs[i].nextensions;
 	}
 	causes_build(&s->arena, &s->findings, 0, s->findings.list.n, &r->all);
@@ -553,6 +581,7 @@ static void print_run_json(struct scan *s, struct jw *w, const struct check_run 
 	jw_kint(w, "extension_modules", (int64_t)r->next);
 	jw_kint(w, "failing", (int64_t)r->nfail);
 	jw_kint(w, "failing_on_gpu", (int64_t)r->ngpu_fail);
+	jw_kint(w, "cannot_tell", (int64_t)r->ncannot_tell);
 	jw_kint(w, "errors", (int64_t)findings_count(&s->findings, SEV_ERROR));
 	jw_kint(w, "warnings", (int64_t)r->nwarn);
 	jw_kint(w, "causes", (int64_t)r->all.list.n);
@@ -594,12 +623,17 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 	print_env_header(t, c, verbose);
 	size_t nf = failing_in(c);
 	size_t checked = c->nv - c->nstdlib + c->nbroken_ext;	/* libraries too under --libraries */
+	bool bad = nf || c->ngpu_fail;
 	fprintf(t->out, "%sverdict%s      %s%s%s: %zu of %zu %s would fail to import here", c_bold(t),
-		c_reset(t), nf || c->ngpu_fail ? c_red(t) : c_green(t), nf || c->ngpu_fail ? "FAIL" : "OK", c_reset(t),
+		c_reset(t), bad ? c_red(t) : c->ncannot_tell ? c_yellow(t) : c_green(t),
+		bad ? "FAIL" : c->ncannot_tell ? "CANNOT TELL" : "OK", c_reset(t),
 		nf, checked, checked > c->nextensions ? "modules and libraries"
 		: checked == 1 ? "extension module" : "extension modules");
 	if (c->ngpu_fail)
 		fprintf(t->out, ", %zu would fail on the GPU", c->ngpu_fail);
+	if (c->ncannot_tell)
+		fprintf(t->out, "; cannot tell for %zu (each depends on a library its package loads itself)",
+			c->ncannot_tell);
 	if (drv) {
 		const struct env_check *d = &drv->envs[i];
 		fprintf(t->out, "; with the NVIDIA driver, %zu would", failing_in(d));
@@ -649,11 +683,16 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 
 static void print_summary_line(const struct term *t, const struct check_run *r)
 {
-	fprintf(t->out, "%s%s%s: %zu of %zu extension module%s would fail to import%s", r->code ? c_red(t) : c_green(t),
-		r->code ? "FAIL" : "OK", c_reset(t), r->nfail, r->next, r->next == 1 ? "" : "s",
+	/* cannot tell: not a failure (exit status 0), but not "OK" either */
+	bool unsure = !r->code && r->ncannot_tell;
+	fprintf(t->out, "%s%s%s: %zu of %zu extension module%s would fail to import%s",
+		r->code ? c_red(t) : unsure ? c_yellow(t) : c_green(t), r->code ? "FAIL" : unsure ? "CANNOT TELL" : "OK",
+		c_reset(t), r->nfail, r->next, r->next == 1 ? "" : "s",
 		r->torch_fails ? " (and import torch itself fails)" : "");
 	if (r->ngpu_fail)
 		fprintf(t->out, ", %zu would import and fail on the GPU", r->ngpu_fail);
+	if (r->ncannot_tell)
+		fprintf(t->out, ", %zu cannot tell", r->ncannot_tell);
 	fprintf(t->out, "; %zu warning%s\n", r->nwarn, r->nwarn == 1 ? "" : "s");
 }
 
@@ -672,7 +711,8 @@ static bool write_junit(const char *path, const struct check_run *r)
 				continue;
 			tests++;
 			failures += junit_fails(&c->v[i]);
-			skipped += c->v[i].state == V_NOT_CHECKED || c->v[i].state == V_OTHER_PYTHON;
+			skipped += c->v[i].state == V_NOT_CHECKED || c->v[i].state == V_OTHER_PYTHON ||
+				   c->v[i].state == V_CANNOT_TELL;
 		}
 		junit_suite_begin(&j, c->env.root, tests, failures, skipped);
 		for (size_t i = 0; i < c->nv; i++) {

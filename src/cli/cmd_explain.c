@@ -266,7 +266,7 @@ int cmd_explain(int argc, char **argv)
 			jw_obj_begin(&w);
 			jw_kstr(&w, "path", v[i].io->path);
 			jw_kstr(&w, "module", v[i].io->module);
-			jw_kstr(&w, "status", v[i].state == V_OK ? "ok" : v[i].state == V_FAILS ? "fails" : "not-checked");
+			jw_kstr(&w, "status", verdict_state_name(v[i].state));
 			jw_kstr(&w, "error", v[i].dlerror);
 			jw_kstr(&w, "context", v[i].context);
 			jw_obj_end(&w);

@@ -153,8 +153,9 @@ static void print_verdict(struct scan *s, const struct term *t, const struct mod
 	fprintf(t->out, "   %s%s%s  %s\n", ok ? c_green(t) : c_red(t),
 		v->io->module ? v->io->module : path_basename(v->io->path), c_reset(t),
 		v->gpu_fails ? "imports, but would fail on the GPU" : v->state == V_OK ? "imports"
-		: v->state == V_FAILS ? "would fail to import" : "not checked");
-	if (v->state == V_FAILS || v->gpu_fails) {
+		: v->state == V_FAILS ? "would fail to import"
+		: v->state == V_CANNOT_TELL ? "cannot tell whether it imports" : "not checked");
+	if (v->state == V_FAILS || v->gpu_fails || v->state == V_CANNOT_TELL) {
 		if (v->dlerror)
 			fprintf(t->out, "      ImportError: %s\n", v->dlerror);
 		render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);

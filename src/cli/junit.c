@@ -99,6 +99,15 @@ static const struct finding *root_cause(const struct findings *fl, const struct 
 	return first_error;
 }
 
+/* cannot-tell: the finding that says what the verdict depends on */
+static const struct finding *depends_finding(const struct findings *fl, const struct module_verdict *v)
+{
+	for (size_t i = v->finding_first; i < v->finding_end; i++)
+		if (str_eq(findings_at(fl, i)->id, "depends-on-self-load"))
+			return findings_at(fl, i);
+	return NULL;
+}
+
 static void open_case(struct junit *j, const char *classname, const char *name, const char *file)
 {
 	fputs("    <testcase classname=\"", j->out);
@@ -116,9 +125,11 @@ void junit_module(struct junit *j, const struct findings *fl, const struct modul
 {
 	const char *name = v->io->module ? v->io->module : path_basename(v->io->path);
 	open_case(j, classname, name, v->io->path);
-	if (v->state == V_NOT_CHECKED || v->state == V_OTHER_PYTHON) {
+	if (v->state == V_NOT_CHECKED || v->state == V_OTHER_PYTHON || v->state == V_CANNOT_TELL) {
 		fputs(">\n      <skipped message=\"", j->out);
-		xml_text(j->out, v->state == V_OTHER_PYTHON ? "built for another Python" : "not checked");
+		const struct finding *f = v->state == V_CANNOT_TELL ? depends_finding(fl, v) : NULL;
+		xml_text(j->out, f && f->title ? f->title : v->state == V_OTHER_PYTHON ? "built for another Python"
+			 : v->state == V_CANNOT_TELL ? "cannot tell whether it imports" : "not checked");
 		fputs("\"/>\n    </testcase>\n", j->out);
 		return;
 	}

@@ -61,10 +61,11 @@ int why_module(struct why_module_args *o)
 		return WHY_NOT_A_MODULE;
 	}
 	struct module_verdict *v = arena_calloc(&s.arena, n, sizeof *v);
-	size_t nfail = 0;
+	size_t nfail = 0, nunsure = 0;
 	for (size_t i = 0; i < n; i++) {
 		check_one(&s, &c, &opt, mods[i], &v[i]);
 		nfail += v[i].state == V_FAILS;
+		nunsure += v[i].state == V_CANNOT_TELL;
 	}
 	if (o->json) {
 		struct jw w;
@@ -73,13 +74,16 @@ int why_module(struct why_module_args *o)
 		jw_kstr(&w, "abiscope", ABISCOPE_VERSION);
 		jw_kstr(&w, "command", "why");
 		jw_kstr(&w, "target", o->name);
-		jw_kbool(&w, "loads", nfail == 0);
-		jw_kstr(&w, "error", nfail ? v[0].dlerror : NULL);
-		for (size_t i = 0; i < n; i++)
-			if (v[i].state == V_FAILS) {
-				jw_kstr(&w, "first_failing_module", v[i].io->module);
-				break;
-			}
+		/* a module abiscope cannot tell about is not known to load */
+		jw_kbool(&w, "loads", nfail == 0 && nunsure == 0);
+		jw_kint(&w, "cannot_tell", (int64_t)nunsure);
+		const struct module_verdict *first_fail = NULL;
+		for (size_t i = 0; i < n && !first_fail; i++)
+			if (v[i].state == V_FAILS)
+				first_fail = &v[i];
+		jw_kstr(&w, "error", first_fail ? first_fail->dlerror : NULL);
+		if (first_fail)
+			jw_kstr(&w, "first_failing_module", first_fail->io->module);
 		jw_kstr(&w, "environment", c.env.root);
 		jw_kstr(&w, "python", c.env.python);
 		jw_key(&w, "modules");
@@ -90,6 +94,7 @@ int why_module(struct why_module_args *o)
 			jw_kstr(&w, "path", v[i].io->path);
 			jw_kstr(&w, "distribution", v[i].io->dist ? v[i].io->dist->name : NULL);
 			jw_kbool(&w, "loads", v[i].state == V_OK);
+			jw_kstr(&w, "status", verdict_state_name(v[i].state));
 			jw_kstr(&w, "error", v[i].dlerror);
 			jw_kstr(&w, "context", v[i].context);
 			jw_kstr(&w, "picked_on", picked_on(&s, v[i].io->path));
@@ -112,15 +117,17 @@ int why_module(struct why_module_args *o)
 		fputc('\n', t.out);
 		for (size_t i = 0; i < n; i++) {
 			fprintf(t.out, "%s%s%s  %s%s%s\n", c_bold(&t), v[i].io->module, c_reset(&t),
-				v[i].state == V_OK ? c_green(&t) : c_red(&t),
-				v[i].state == V_OK ? "would import" : "would NOT import", c_reset(&t));
+				v[i].state == V_OK ? c_green(&t) : v[i].state == V_CANNOT_TELL ? c_yellow(&t) : c_red(&t),
+				v[i].state == V_OK ? "would import"
+				: v[i].state == V_CANNOT_TELL ? "cannot tell whether it imports" : "would NOT import",
+				c_reset(&t));
 			fprintf(t.out, "   %s\n", v[i].io->path);
 			const char *on = picked_on(&s, v[i].io->path);
 			if (on)
 				fprintf(t.out, "   the package loads this variant on: %s\n", on);
 			if (v[i].context)
 				fprintf(t.out, "   (%s)\n", v[i].context);
-			if (v[i].dlerror)
+			if (v[i].dlerror && v[i].state != V_CANNOT_TELL)	/* there, the finding says when */
 				fprintf(t.out, "   %sImportError: %s%s\n", c_dim(&t), v[i].dlerror, c_reset(&t));
 			render_finding_roots(&t, &s.findings, v[i].finding_first, v[i].finding_end, o->verbose);
 			fputc('\n', t.out);

@@ -169,7 +169,8 @@ static void compare_imports(struct cmp *c)
 			const char *key = v->io->module ? v->io->module
 				: host_object_key(c->a, here->side->snap, v->io->path);
 			const struct module_verdict *w = strmap_get(&there->verdicts, key);
-			if (!w || v->state == V_NOT_CHECKED || w->state == V_NOT_CHECKED)
+			if (!w || v->state == V_NOT_CHECKED || w->state == V_NOT_CHECKED || v->state == V_CANNOT_TELL ||
+			    w->state == V_CANNOT_TELL)
 				continue;
 			/* report each change once: from the side where it works */
 			if (!(verdict_ok(v) && !verdict_ok(w)))

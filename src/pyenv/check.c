@@ -457,9 +457,12 @@ static void judge_gpu(struct check_ctx *x, struct inv_obj *io, struct module_ver
 /* The libraries of its own distribution `import PKG` loads itself before
  * the module (selfload.h), loaded into p in that order up to the first that
  * fails (an uncaught OSError ends the import there); the assumption is added
- * to why, with the file and line each comes from. */
+ * to why, with the file and line each comes from.  Loads under a condition
+ * abiscope cannot decide are made only when conditional is set (of them,
+ * only `only` when it is not NULL). */
 static const char *self_loads(struct check_ctx *x, struct process *p, const struct inv_obj *io,
-			      const struct pkg_init *pi, const char *why)
+			      const struct pkg_init *pi, const char *why, bool conditional,
+			      const struct self_load *only)
 {
 	if (!pi)
 		return why;
@@ -467,14 +470,113 @@ static const char *self_loads(struct check_ctx *x, struct process *p, const stru
 		const struct self_load *sl = &pi->loads[i];
 		if (str_eq(sl->path, io->path))
 			break;	/* the module itself: what came before it is the state it meets */
+		if (sl->condition && (!conditional || (only && sl != only)))
+			continue;
 		struct dlopen_result dr;
-		proc_dlopen(p, sl->path, false, &dr);
+		proc_dlopen(p, sl->path, sl->global, &dr);
 		if (!dr.ok)
 			break;
-		why = arena_printf(&x->s->arena, "%s%sassuming %s loads %s itself first (%s:%d)", why ? why : "",
-				   why ? "; " : "", io->package, path_basename(sl->path), sl->file, sl->line);
+		if (!sl->condition)
+			why = arena_printf(&x->s->arena, "%s%sassuming %s loads %s itself first (%s:%d)", why ? why : "",
+					   why ? "; " : "", io->package, path_basename(sl->path), sl->file, sl->line);
 	}
 	return why;
+}
+
+/* Does the module load after the loads of pi, conditional ones too (only
+ * `only` of them when not NULL)?  Tried in p from its current state. */
+static bool loads_with(struct check_ctx *x, struct process *p, const struct inv_obj *io, const struct pkg_init *pi,
+		       const struct self_load *only)
+{
+	struct proc_mark mark;
+	proc_mark_save(p, &mark);
+	self_loads(x, p, io, pi, NULL, true, only);
+	struct dlopen_result r;
+	proc_dlopen(p, io->path, false, &r);
+	proc_rewind(p, &mark, &r);
+	return r.ok;
+}
+
+/* The load of pi, under a condition abiscope cannot decide, that makes the
+ * module load: the first that does alone, else the first of those that do
+ * together; NULL when none helps. */
+static const struct self_load *conditional_cure(struct check_ctx *x, struct process *p, const struct inv_obj *io,
+						const struct pkg_init *pi)
+{
+	const struct self_load *first = NULL;
+	for (size_t i = 0; pi && i < pi->nloads; i++) {
+		const struct self_load *sl = &pi->loads[i];
+		if (str_eq(sl->path, io->path))
+			break;
+		if (!sl->condition)
+			continue;
+		if (!first)
+			first = sl;
+		if (loads_with(x, p, io, pi, sl))
+			return sl;
+	}
+	return first && loads_with(x, p, io, pi, NULL) ? first : NULL;
+}
+
+/* A load whose library abiscope cannot name could make the module load
+ * when its first failure is one such a load cures: a library not found
+ * that a file of the package provides, or (the load is RTLD_GLOBAL) an
+ * undefined symbol. */
+static bool unnamed_could_cure(struct check_ctx *x, const struct inv_obj *io, const struct pkg_init *pi,
+			       const struct dlopen_result *r)
+{
+	if (!pi || !pi->unnamed || r->ok || !r->nfail)
+		return false;
+	const struct failure *f = &r->fail[r->first < r->nfail ? r->first : 0];
+	if (f->kind == FAIL_UNDEFINED)
+		return pi->unnamed->global;
+	if (f->kind != FAIL_NOT_FOUND || !f->name || strchr(f->name, '/'))
+		return false;
+	const char *pkgdir = arena_printf(&x->s->arena, "%s/%s/", io->site, io->package);
+	const struct ptrvec *hits = inventory_find(&x->c->inv, f->name);
+	for (size_t i = 0; hits && i < hits->n; i++)
+		if (str_starts(((const struct inv_obj *)hits->item[i])->path, pkgdir))
+			return true;
+	return false;
+}
+
+/* The module's verdict depends on sl: its findings [first, end) become what
+ * happens when the library is not loaded (notes under one warning that
+ * says so, with the file and line of the call). */
+static void depends_on(struct check_ctx *x, struct module_verdict *v, const struct self_load *sl, size_t first,
+		       const char *dlerror)
+{
+	struct scan *s = x->s;
+	const struct inv_obj *io = v->io;
+	struct finding *f = finding_add(&s->findings, "depends-on-self-load", SEV_WARNING, io->path);
+	const char *mod = io->module ? io->module : path_basename(io->path);
+	if (sl->path)
+		finding_title(&s->findings, f, "cannot tell whether %s imports: it does only if %s loads %s itself "
+			      "(%s:%d), which it does only when `%s` (line %d)", mod, io->package,
+			      path_basename(sl->path), sl->file, sl->line, sl->condition, sl->condition_line);
+	else
+		finding_title(&s->findings, f, "cannot tell whether %s imports: %s loads a library itself at %s:%d "
+			      "that abiscope cannot name, and the verdict depends on it", mod, io->package, sl->file,
+			      sl->line);
+	finding_line(&s->findings, f, "if it is not loaded first: %s", dlerror ? dlerror : "the load fails");
+	if (sl->path)
+		finding_line(&s->findings, f, "with %s loaded first, %s loads", path_basename(sl->path),
+			     path_basename(io->path));
+	finding_fix(&s->findings, f, "settle it with a real import in the environment: python -c 'import %s'", mod);
+	set_fields(s, f, io);
+	val_set_str(&s->arena, f->fields, "file", sl->file);
+	val_set_int(&s->arena, f->fields, "line", sl->line);
+	val_set_str(&s->arena, f->fields, "loads", sl->path);
+	val_set_str(&s->arena, f->fields, "condition", sl->condition);
+	val_set_str(&s->arena, f->fields, "error", dlerror);
+	for (size_t i = first; i + 1 < s->findings.list.n; i++) {
+		struct finding *g = findings_at(&s->findings, i);
+		g->severity = SEV_NOTE;
+		if (g->caused_by < 0)
+			g->caused_by = f->index;
+	}
+	v->state = V_CANNOT_TELL;
+	v->depends_on = sl;
 }
 
 static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict *v)
@@ -539,7 +641,7 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 		p = &x->torchp;
 	struct proc_mark mark;
 	proc_mark_save(p, &mark);
-	why = self_loads(x, p, io, pi, why);
+	why = self_loads(x, p, io, pi, why, false, NULL);
 	struct why_result wr;
 	memset(&wr, 0, sizeof wr);
 	size_t assumed_before = p->assumed.n;
@@ -559,10 +661,6 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	v->guess = p->assumed.n > assumed_before;
 	if (!wr.target.ok && order_note)
 		why = why ? arena_printf(&s->arena, "%s; %s", why, order_note) : order_note;
-	if (!wr.target.ok && pi && pi->unnamed_file)
-		why = arena_printf(&s->arena, "%s%sthe verdict depends on a library %s loads itself at %s:%d, "
-					      "which abiscope cannot name", why ? why : "", why ? "; " : "",
-				   io->package, pi->unnamed_file, pi->unnamed_line);
 	v->context = why;
 	wr.proc = *p;
 	wr.loads = wr.target.ok;
@@ -589,8 +687,17 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	proc_rewind(p, &mark, &wr.target);
 	v->state = wr.target.ok ? V_OK : V_FAILS;
 	v->dlerror = wr.target.dlerror;
-	if (v->state == V_OK)
+	if (v->state == V_OK) {
 		judge_gpu(x, io, v);
+	} else {
+		/* not known to fail when a load of its package abiscope cannot
+		 * decide (or name) would make it load */
+		const struct self_load *sl = conditional_cure(x, p, io, pi);
+		if (!sl && unnamed_could_cure(x, io, pi, &wr.target))
+			sl = pi->unnamed;
+		if (sl)
+			depends_on(x, v, sl, v->finding_first, wr.target.dlerror);
+	}
 	v->finding_end = s->findings.list.n;
 }
 
@@ -1094,6 +1201,7 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 			c->nstdlib++;
 		else if (io->is_extension)
 			c->nextensions++;
+		c->ncannot_tell += v->state == V_CANNOT_TELL;
 		if (v->state == V_FAILS) {
 			if (io->is_extension)
 				c->nfail_ext++;
@@ -1120,6 +1228,18 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 				ptrvec_push(&s->arena, &c->assumed, as[k]->item[i]);
 		}
 	return ST_OK;
+}
+
+const char *verdict_state_name(enum verdict_state st)
+{
+	switch (st) {
+	case V_OK: return "ok";
+	case V_FAILS: return "fails";
+	case V_OTHER_PYTHON: return "other-python";
+	case V_CANNOT_TELL: return "cannot-tell";
+	case V_NOT_CHECKED: break;
+	}
+	return "not-checked";
 }
 
 size_t check_resolve_module(struct scan *s, struct env_check *c, const char *name,

@@ -19,6 +19,7 @@
 #define ABISCOPE_PYENV_CHECK_H
 
 #include "pyenv/importctx.h"
+#include "pyenv/selfload.h"
 
 struct check_options {
 	const char *python;		/* --python: the interpreter (and environment) to use */
@@ -49,12 +50,17 @@ struct check_options {
 	size_t nfocus;
 };
 
-enum verdict_state { V_OK, V_FAILS, V_NOT_CHECKED, V_OTHER_PYTHON };
+/* V_CANNOT_TELL: it imports only if a library its package loads itself is
+ * loaded first, and abiscope cannot tell whether it is (the call runs under
+ * a condition abiscope cannot decide, or its library cannot be named): not
+ * known to fail, never counted as importing; depends_on says which call. */
+enum verdict_state { V_OK, V_FAILS, V_NOT_CHECKED, V_OTHER_PYTHON, V_CANNOT_TELL };
 
 struct module_verdict {
 	struct inv_obj *io;
 	enum verdict_state state;
-	const char *dlerror;
+	const char *dlerror;		/* V_CANNOT_TELL: the error when the library is not loaded */
+	const struct self_load *depends_on;	/* V_CANNOT_TELL: the package's own load it depends on */
 	const char *context;		/* "assuming torch is imported first (...)" or NULL */
 	size_t finding_first, finding_end;	/* its findings in the scan's list */
 	bool in_torch_import;		/* loaded by `import torch` itself */
@@ -76,6 +82,7 @@ struct env_check {
 	struct module_verdict *v;
 	size_t nv;
 	size_t nextensions, nstdlib, nfail_ext, nfail_lib;
+	size_t ncannot_tell;	/* modules whose verdict depends on a load abiscope cannot decide */
 	size_t nbroken_ext;	/* of nextensions: files no one can import (extension-unreadable) */
 	size_t ngpu_fail;		/* modules that import but fail on the GPU */
 	const char *gpu_line;		/* the CUDA target ("H100 (sm_90), from --gpu ...") or NULL */
@@ -86,6 +93,9 @@ struct env_check {
 	struct ptrvec assumed;		/* "symbol (library)": bound by assumption on a snapshot
 					 * that describes the library by name only (a guess) */
 };
+
+/* The JSON name of a verdict: "ok", "fails", "not-checked", "other-python", "cannot-tell". */
+const char *verdict_state_name(enum verdict_state st);
 
 /* Checks the environment (or folder or file) at path; NULL: the default env. */
 enum status check_env(struct scan *s, const char *path, const struct check_options *o,

@@ -2,13 +2,39 @@
 
 #include <limits.h>
 
+/* A compound statement the current line is inside: `if X:`, `def f():` */
+enum block_kind { B_IF, B_ELIF, B_ELSE, B_EXCEPT, B_BODY, B_OTHER };
+
+struct block {
+	int indent;
+	enum block_kind kind;
+	int truth;		/* 1 it runs, 0 it does not, -1 abiscope cannot decide */
+	int chain;		/* if/elif/else: 1 a branch so far runs, 0 none does, -1 unknown */
+	const char *text;	/* the header line, for a condition shown to the user */
+	int line;
+};
+
+#define MAX_BLOCKS 32
+#define MAX_FLAGS 32
+
 struct reader {
 	struct scan *s;
 	const char *site;
 	const char *package;
 	struct pkg_init *out;
 	struct ptrvec seen;	/* files read */
-	size_t nloads_cap;
+};
+
+/* What one file's reading keeps: the blocks around the current line, and
+ * the names assigned a condition abiscope decides at the top level
+ * ("_IS_EXT_AVAILABLE = is_module_available(...)"). */
+struct file_state {
+	struct block block[MAX_BLOCKS];
+	size_t nblock;
+	struct block last;	/* the block closed last at the current indentation */
+	const char *flag_name[MAX_FLAGS];
+	int flag_truth[MAX_FLAGS];
+	size_t nflags;
 };
 
 static bool ident_char(char c)
@@ -65,6 +91,9 @@ static const char *package_library(struct reader *r, const char *calling_dir, co
 	const char *pkgdir = arena_printf(&r->s->arena, "%s/%s", r->site, r->package);
 	const char *dirs[] = { calling_dir, pkgdir, arena_printf(&r->s->arena, "%s/lib", pkgdir) };
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		const char *exact = arena_printf(&r->s->arena, "%s/%s", dirs[i], stem);
+		if (strstr(stem, ".so") && is_file(r, exact))
+			return exact;
 		const char *hit = so_in(r, dirs[i], stem);
 		if (hit)
 			return hit;
@@ -72,50 +101,114 @@ static const char *package_library(struct reader *r, const char *calling_dir, co
 	return NULL;
 }
 
-/* The first string literal in [p, end), or NULL. */
-static const char *first_literal(struct arena *a, const char *p, const char *end)
+/* The plain string literals in [p, end), up to max; false when one is
+ * formatted (f"...": the name is computed, not written). */
+static bool literals(struct arena *a, const char *p, const char *end, const char **out, size_t max, size_t *n)
 {
+	*n = 0;
 	for (; p < end; p++) {
 		if (*p != '"' && *p != '\'')
 			continue;
-		if (p[-1] == 'f' || p[-1] == 'b' || p[-1] == 'r')
-			return NULL;	/* a formatted or raw string: no plain name */
+		if (p[-1] == 'f' || p[-1] == 'F')
+			return false;
 		const char *e = memchr(p + 1, *p, (size_t)(end - p - 1));
-		return e ? arena_strndup(a, p + 1, (size_t)(e - p - 1)) : NULL;
+		if (!e)
+			return *n > 0;
+		if (*n < max)
+			out[(*n)++] = arena_strndup(a, p + 1, (size_t)(e - p - 1));
+		p = e;
 	}
-	return NULL;
+	return true;
 }
 
-static void add_load(struct reader *r, const char *path, const char *file, int line)
+static size_t count_of(const char *p, const char *end, const char *what)
+{
+	size_t n = 0, wl = strlen(what);
+	for (; p + wl <= end; p++)
+		n += strncmp(p, what, wl) == 0;
+	return n;
+}
+
+/* The library an expression [p, end) names: its literals joined as a path
+ * from the calling file's folder when it starts from __file__
+ * (os.path.join(os.path.dirname(__file__), "lib", "libx.so"),
+ * Path(__file__).parent / "lib" / "libx.so"), else its last literal as a
+ * file or stem of the package; NULL when it names none. */
+static const char *named_library(struct reader *r, const char *p, const char *end, const char *dir)
+{
+	const char *lit[8];
+	size_t n;
+	if (!literals(&r->s->arena, p, end, lit, ARRAY_SIZE(lit), &n) || !n)
+		return NULL;
+	if (count_of(p, end, "__file__")) {
+		size_t ups = count_of(p, end, ".parent");
+		size_t dn = count_of(p, end, "dirname(");
+		ups = ups > dn ? ups : dn;
+		char path[PATH_MAX], norm[PATH_MAX];
+		int k = snprintf(path, sizeof path, "%s", dir);
+		for (size_t i = 1; i < ups && k > 0 && (size_t)k < sizeof path; i++)
+			k += snprintf(path + k, sizeof path - (size_t)k, "/..");
+		for (size_t i = 0; i < n && k > 0 && (size_t)k < sizeof path; i++)
+			k += snprintf(path + k, sizeof path - (size_t)k, "/%s", lit[i]);
+		if (k > 0 && (size_t)k < sizeof path) {
+			path_normalize(path, norm, sizeof norm);
+			if (strstr(path_basename(norm), ".so") && is_file(r, norm))
+				return arena_strdup(&r->s->arena, norm);
+		}
+	}
+	return package_library(r, dir, path_basename(lit[n - 1]));
+}
+
+static void add_load(struct reader *r, const struct self_load *sl)
 {
 	struct pkg_init *o = r->out;
 	for (size_t i = 0; i < o->nloads; i++)
-		if (str_eq(o->loads[i].path, path))
+		if (str_eq(o->loads[i].path, sl->path))
 			return;
 	o->loads = arena_grow(&r->s->arena, o->loads, o->nloads, o->nloads + 1, sizeof *o->loads);
-	o->loads[o->nloads].path = path;
-	o->loads[o->nloads].file = file;
-	o->loads[o->nloads].line = line;
-	o->nloads++;
+	o->loads[o->nloads++] = *sl;
 }
 
-/* A load call on [ls, le): its library, from a literal in the call or on
- * the line above that assigns the name it is given. */
+/* The ')' that closes the '(' at open, or the end of the line when there is
+ * none within a few lines. */
+static const char *call_end(const char *open, const char *le)
+{
+	int depth = 0;
+	for (const char *p = open; *p && p - open < 2048; p++) {
+		depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+		if (!depth)
+			return p;
+	}
+	return le;
+}
+
+/* A load call on the line [ls, le): its library, from the literals in the
+ * call or on the lines above that assign the name it is given. */
 static void load_call(struct reader *r, const char *text, const char *ls, const char *le, const char *call,
-		      const char *file, const char *dir, int line)
+		      const char *dir, struct self_load *sl)
 {
 	const char *open = strchr(call, '(');
 	if (!open || open > le)
 		return;
-	const char *lit = first_literal(&r->s->arena, open, le);
-	if (!lit) {
-		/* a name: "lib_path = _get_extension_path("_C")" a few lines above */
-		const char *n0 = open + 1;
-		while (*n0 == ' ')
-			n0++;
-		const char *n1 = n0;
-		while (ident_char(*n1))
-			n1++;
+	const char *close = call_end(open, le);
+	sl->global = count_of(open, close, "RTLD_GLOBAL") > 0;
+	sl->path = named_library(r, open, close, dir);
+	if (!sl->path) {
+		/* a name: "lib_path = _get_extension_path("_C")" a few lines
+		 * above, given as is or through str(), os.fspath() */
+		const char *n0 = open + 1, *n1;
+		for (;;) {
+			while (*n0 == ' ')
+				n0++;
+			n1 = n0;
+			while (ident_char(*n1) || *n1 == '.')
+				n1++;
+			if (*n1 != '(' || n1 == n0)
+				break;
+			n0 = n1 + 1;
+		}
+		if (memchr(n0, '.', (size_t)(n1 - n0)))
+			n1 = n0;	/* an attribute, not a name assigned here */
 		size_t nl = (size_t)(n1 - n0);
 		const char *p = ls;
 		for (int back = 0; nl && back < 6 && p > text; back++) {
@@ -129,17 +222,16 @@ static void load_call(struct reader *r, const char *text, const char *ls, const 
 			if ((size_t)(pe - q) > nl && strncmp(q, n0, nl) == 0 && !ident_char(q[nl])) {
 				const char *eq = memchr(q + nl, '=', (size_t)(pe - q - nl));
 				if (eq)
-					lit = first_literal(&r->s->arena, eq, pe);
+					sl->path = named_library(r, eq, pe, dir);
 				break;
 			}
 		}
 	}
-	const char *path = lit ? package_library(r, dir, path_basename(lit)) : NULL;
-	if (path) {
-		add_load(r, path, file, line);
-	} else if (!r->out->unnamed_file) {
-		r->out->unnamed_file = file;
-		r->out->unnamed_line = line;
+	if (sl->path) {
+		add_load(r, sl);
+	} else if (!r->out->unnamed) {
+		r->out->unnamed = arena_alloc(&r->s->arena, sizeof *r->out->unnamed);
+		*r->out->unnamed = *sl;
 	}
 }
 
@@ -245,6 +337,257 @@ static void own_import(struct reader *r, const char *line, const char *le, const
 	}
 }
 
+/* ---- conditions the import runs a block under ---- */
+
+static const char *skip_ws(const char *p, const char *e)
+{
+	while (p < e && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+static const char *trim_end(const char *p, const char *e)
+{
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	return e;
+}
+
+/* The first " WORD " at parenthesis depth 0 in [p, e), or NULL. */
+static const char *top_word(const char *p, const char *e, const char *word)
+{
+	size_t wl = strlen(word);
+	int depth = 0;
+	char quote = 0;
+	for (const char *q = p; q + wl <= e; q++) {
+		if (quote) {
+			quote = *q == quote ? 0 : quote;
+			continue;
+		}
+		if (*q == '"' || *q == '\'')
+			quote = *q;
+		depth += *q == '(' || *q == '[' ? 1 : *q == ')' || *q == ']' ? -1 : 0;
+		if (!depth && strncmp(q, word, wl) == 0)
+			return q;
+	}
+	return NULL;
+}
+
+/* Does the '(' at p close at e[-1] (the whole of [p, e) in parentheses)? */
+static bool wraps(const char *p, const char *e)
+{
+	int depth = 0;
+	for (const char *q = p; q < e; q++) {
+		depth += *q == '(' ? 1 : *q == ')' ? -1 : 0;
+		if (!depth)
+			return q == e - 1;
+	}
+	return false;
+}
+
+static bool span_is(const char *p, const char *e, const char *lit)
+{
+	return (size_t)(e - p) == strlen(lit) && strncmp(p, lit, (size_t)(e - p)) == 0;
+}
+
+/* A module "PKG.a.b" of the package: does its file exist? -1 outside the package. */
+static int module_exists(struct reader *r, const char *p, const char *e)
+{
+	size_t pl = strlen(r->package);
+	if ((size_t)(e - p) <= pl || strncmp(p, r->package, pl) != 0 || p[pl] != '.' || e - p > 200)
+		return -1;
+	char mod[PATH_MAX];
+	int n = snprintf(mod, sizeof mod, "%s/%.*s", r->site, (int)(e - p), p);
+	if (n < 0 || (size_t)n >= sizeof mod)
+		return -1;
+	for (char *c = mod + strlen(r->site) + 1; *c; c++)
+		if (*c == '.')
+			*c = '/';
+	char dir[PATH_MAX];
+	path_dirname(mod, dir, sizeof dir);
+	if (is_file(r, arena_printf(&r->s->arena, "%s.py", mod)) ||
+	    is_file(r, arena_printf(&r->s->arena, "%s/__init__.py", mod)))
+		return 1;
+	const char *so = so_in(r, dir, path_basename(mod));
+	return so ? 1 : 0;
+}
+
+/* The string literal that is the only argument of the call "NAME(" at p, as [*a, *b). */
+static bool call_literal(const char *p, const char *e, const char *name, const char **a, const char **b)
+{
+	size_t nl = strlen(name);
+	if ((size_t)(e - p) < nl + 3 || strncmp(p, name, nl) != 0 || (p[nl] != '"' && p[nl] != '\''))
+		return false;
+	const char *close = memchr(p + nl + 1, p[nl], (size_t)(e - p - nl - 1));
+	if (!close || close + 1 >= e || close[1] != ')')
+		return false;
+	*a = p + nl + 1;
+	*b = close;
+	return close + 2 == e;
+}
+
+/* Whether the Python expression [p, e) holds here (this is Linux, the files
+ * are these): 1, 0, or -1 when abiscope cannot decide it. */
+static int truth_of(struct reader *r, const struct file_state *fs, const char *p, const char *e)
+{
+	p = skip_ws(p, e);
+	e = trim_end(p, e);
+	if (e - p >= 2 && *p == '(' && e[-1] == ')' && wraps(p, e))
+		return truth_of(r, fs, p + 1, e - 1);
+	const char *w = top_word(p, e, " or ");
+	if (w) {
+		int x = truth_of(r, fs, p, w), y = truth_of(r, fs, w + 4, e);
+		return x == 1 || y == 1 ? 1 : x == 0 && y == 0 ? 0 : -1;
+	}
+	w = top_word(p, e, " and ");
+	if (w) {
+		int x = truth_of(r, fs, p, w), y = truth_of(r, fs, w + 5, e);
+		return x == 0 || y == 0 ? 0 : x == 1 && y == 1 ? 1 : -1;
+	}
+	if (e - p > 4 && strncmp(p, "not ", 4) == 0) {
+		int x = truth_of(r, fs, p + 4, e);
+		return x < 0 ? -1 : !x;
+	}
+	const char *la, *lb;
+	static const char *const avail[] = { "is_module_available(", "importlib.util.find_spec(",
+					     "util.find_spec(", "find_spec(" };
+	for (size_t i = 0; i < ARRAY_SIZE(avail); i++) {
+		size_t al = strlen(avail[i]);
+		if ((size_t)(e - p) <= al || strncmp(p, avail[i], al) != 0)
+			continue;
+		const char *close = memchr(p + al, ')', (size_t)(e - p - al));
+		if (!close)
+			return -1;
+		const char *rest = skip_ws(close + 1, e);
+		bool ok = call_literal(p, close + 1, avail[i], &la, &lb);
+		int x = ok ? module_exists(r, la, lb) : -1;
+		if (x < 0)
+			return -1;
+		if (rest == e)
+			return x;
+		if (span_is(rest, e, "is not None"))
+			return x;
+		if (span_is(rest, e, "is None"))
+			return !x;
+		return -1;
+	}
+	/* the platform: Linux */
+	static const struct { const char *expr; int truth; } plat[] = {
+		{ "os.name == \"nt\"", 0 }, { "os.name == 'nt'", 0 }, { "os.name != \"nt\"", 1 },
+		{ "os.name != 'nt'", 1 }, { "os.name == \"posix\"", 1 }, { "os.name == 'posix'", 1 },
+		{ "sys.platform == \"win32\"", 0 }, { "sys.platform == 'win32'", 0 },
+		{ "sys.platform != \"win32\"", 1 }, { "sys.platform != 'win32'", 1 },
+		{ "sys.platform == \"darwin\"", 0 }, { "sys.platform == 'darwin'", 0 },
+		{ "sys.platform == \"linux\"", 1 }, { "sys.platform == 'linux'", 1 },
+		{ "sys.platform.startswith(\"win\")", 0 }, { "sys.platform.startswith('win')", 0 },
+		{ "sys.platform.startswith(\"darwin\")", 0 }, { "sys.platform.startswith('darwin')", 0 },
+		{ "sys.platform.startswith(\"linux\")", 1 }, { "sys.platform.startswith('linux')", 1 },
+		{ "platform.system() == \"Windows\"", 0 }, { "platform.system() == 'Windows'", 0 },
+		{ "platform.system() == \"Darwin\"", 0 }, { "platform.system() == 'Darwin'", 0 },
+		{ "platform.system() == \"Linux\"", 1 }, { "platform.system() == 'Linux'", 1 },
+		{ "IS_WINDOWS", 0 }, { "_IS_WINDOWS", 0 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(plat); i++)
+		if (span_is(p, e, plat[i].expr))
+			return plat[i].truth;
+	for (size_t i = 0; i < fs->nflags; i++)
+		if (span_is(p, e, fs->flag_name[i]))
+			return fs->flag_truth[i];
+	return -1;
+}
+
+/* "NAME = EXPR" at [q, le): a top-level one abiscope decides is kept; any
+ * other assignment of a kept name forgets it. */
+static void note_assignment(struct reader *r, struct file_state *fs, const char *q, const char *le, bool top)
+{
+	const char *n1 = q;
+	while (n1 < le && ident_char(*n1))
+		n1++;
+	const char *eq = skip_ws(n1, le);
+	if (n1 == q || eq >= le || *eq != '=' || (eq + 1 < le && eq[1] == '='))
+		return;
+	int t = top ? truth_of(r, fs, eq + 1, le) : -1;
+	const char *rhs = skip_ws(eq + 1, le);
+	if (span_is(rhs, trim_end(rhs, le), "True") || span_is(rhs, trim_end(rhs, le), "False"))
+		t = -1;	/* a default a later block may change */
+	for (size_t i = 0; i < fs->nflags; i++)
+		if (span_is(q, n1, fs->flag_name[i])) {
+			fs->flag_truth[i] = t;
+			return;
+		}
+	if (t >= 0 && fs->nflags < MAX_FLAGS) {
+		fs->flag_name[fs->nflags] = arena_strndup(&r->s->arena, q, (size_t)(n1 - q));
+		fs->flag_truth[fs->nflags++] = t;
+	}
+}
+
+static bool keyword(const char *q, const char *le, const char *kw)
+{
+	size_t n = strlen(kw);
+	return (size_t)(le - q) >= n && strncmp(q, kw, n) == 0 &&
+	       (q + n == le || q[n] == ' ' || q[n] == ':' || q[n] == '(');
+}
+
+/* The block a compound statement's header [q, le) opens, at indent. */
+static void open_block(struct reader *r, struct file_state *fs, const char *q, const char *le, int indent,
+		       int lineno)
+{
+	const char *end = trim_end(q, le);
+	struct block b = { indent, B_OTHER, 1, 1, NULL, lineno };
+	const struct block *prev = fs->last.indent == indent ? &fs->last : NULL;
+	bool after_if = prev && (prev->kind == B_IF || prev->kind == B_ELIF);
+	if (keyword(q, le, "def") || keyword(q, le, "class") || keyword(q, le, "async") || *q == '@') {
+		b.kind = B_BODY;
+		b.truth = 0;
+	} else if (keyword(q, le, "if")) {
+		b.kind = B_IF;
+		b.truth = b.chain = truth_of(r, fs, q + 3, end - 1);
+	} else if (keyword(q, le, "elif") && after_if) {
+		b.kind = B_ELIF;
+		int t = prev->chain == 1 ? 0 : truth_of(r, fs, q + 5, end - 1);
+		b.truth = prev->chain == 1 ? 0 : prev->chain == 0 ? t : t == 0 ? 0 : -1;
+		b.chain = prev->chain == 1 || t == 1 ? 1 : prev->chain == 0 && t == 0 ? 0 : -1;
+	} else if (keyword(q, le, "else") && after_if) {
+		b.kind = B_ELSE;
+		b.truth = prev->chain == 1 ? 0 : prev->chain == 0 ? 1 : -1;
+	} else if (keyword(q, le, "except") || keyword(q, le, "case")) {
+		b.kind = B_EXCEPT;
+		b.truth = -1;
+	}
+	b.text = arena_strndup(&r->s->arena, q, (size_t)(end - q));
+	if (fs->nblock < MAX_BLOCKS)
+		fs->block[fs->nblock++] = b;
+}
+
+/* Closes the blocks a line at indent is outside of. */
+static void close_blocks(struct file_state *fs, int indent)
+{
+	while (fs->nblock && fs->block[fs->nblock - 1].indent >= indent) {
+		fs->last = fs->block[--fs->nblock];
+		if (fs->last.indent > indent)
+			fs->last.indent = -1;	/* a nested block: no sibling of this line */
+	}
+	if (fs->last.indent > indent)
+		fs->last.indent = -1;
+}
+
+/* 0: the current line does not run; 1: it runs when the import does; -1:
+ * it runs under a condition abiscope cannot decide (*cond: its block). */
+static int line_runs(const struct file_state *fs, const struct block **cond)
+{
+	int t = 1;
+	*cond = NULL;
+	for (size_t i = 0; i < fs->nblock; i++) {
+		if (fs->block[i].truth == 0)
+			return 0;
+		if (fs->block[i].truth < 0 && !*cond) {
+			*cond = &fs->block[i];
+			t = -1;
+		}
+	}
+	return t;
+}
+
 static bool is_torch_import(const char *q)
 {
 	if (str_starts(q, "import torch"))
@@ -252,6 +595,89 @@ static bool is_torch_import(const char *q)
 	if (str_starts(q, "from torch"))
 		return q[10] == ' ' || q[10] == '.';
 	return false;
+}
+
+/* How the brackets and triple-quoted strings stand after [p, e):
+ * *depth open brackets, *triple the quote of an open triple-quoted string. */
+static void scan_line(const char *p, const char *e, int *depth, char *triple)
+{
+	for (; p < e; p++) {
+		if (*triple) {
+			if (e - p >= 3 && p[0] == *triple && p[1] == *triple && p[2] == *triple) {
+				*triple = 0;
+				p += 2;
+			}
+			continue;
+		}
+		if (*p == '#')
+			return;
+		if (*p == '"' || *p == '\'') {
+			if (e - p >= 3 && p[1] == *p && p[2] == *p) {
+				*triple = *p;
+				p += 2;
+				continue;
+			}
+			const char *c = memchr(p + 1, *p, (size_t)(e - p - 1));
+			if (!c)
+				return;
+			p = c;
+			continue;
+		}
+		*depth += *p == '(' || *p == '[' || *p == '{' ? 1 : *p == ')' || *p == ']' || *p == '}' ? -1 : 0;
+		if (*depth < 0)
+			*depth = 0;
+	}
+}
+
+/* A compound statement's header: a keyword, and ':' ends the line. */
+static bool is_header(const char *q, const char *le)
+{
+	static const char *const kw[] = { "if", "elif", "else", "try", "except", "finally", "with", "for",
+					  "while", "def", "class", "async", "match", "case" };
+	const char *hash = memchr(q, '#', (size_t)(le - q));
+	const char *e = trim_end(q, hash ? hash : le);
+	if (e == q || e[-1] != ':')
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(kw); i++)
+		if (keyword(q, e, kw[i]))
+			return true;
+	return false;
+}
+
+/* Where one statement line is: its file, text and position in both. */
+struct line_at {
+	const char *text, *ls, *q, *le;
+	const char *dir, *file;
+	int lineno;
+};
+
+/* One statement line the import runs (runs: 1, or -1 under cond). */
+static void statement(struct reader *r, struct file_state *fs, const struct line_at *at, int depth, int runs,
+		      const struct block *cond)
+{
+	const char *q = at->q, *le = at->le;
+	note_assignment(r, fs, q, le, q == at->ls);
+	if (is_torch_import(q))
+		r->out->imports_torch = true;
+	if (is_torch_import(q) && r->out->torch == PKG_TORCH_NONE) {
+		r->out->torch = PKG_TORCH_FIRST;
+		r->out->order_file = at->file;
+		r->out->order_line = at->lineno;
+	}
+	own_import(r, q, le, at->dir, at->file, at->lineno, depth);
+	static const char *const calls[] = { "load_library(", "_load_lib(", "CDLL(", "LoadLibrary(" };
+	for (size_t k = 0; k < ARRAY_SIZE(calls); k++) {
+		const char *c = strstr(q, calls[k]);
+		if (c && c < le) {
+			struct self_load sl = { NULL, at->file, at->lineno, NULL, 0, false };
+			if (runs < 0) {
+				sl.condition = cond->text;
+				sl.condition_line = cond->line;
+			}
+			load_call(r, at->text, at->ls, le, c, at->dir, &sl);
+			break;
+		}
+	}
 }
 
 static void read_module(struct reader *r, const char *path, int depth)
@@ -270,39 +696,40 @@ static void read_module(struct reader *r, const char *path, int depth)
 		return;
 	char dir[PATH_MAX];
 	path_dirname(path, dir, sizeof dir);
-	const char *file = arena_strdup(&r->s->arena, rel(r, path));
-	const char *adir = arena_strdup(&r->s->arena, dir);
-	bool in_body = false;	/* inside a top-level def or class: not run by the import */
-	int lineno = 0;
+	struct line_at at = { text, NULL, NULL, NULL, arena_strdup(&r->s->arena, dir),
+			      arena_strdup(&r->s->arena, rel(r, path)), 0 };
+	struct file_state *fs = arena_calloc(&r->s->arena, 1, sizeof *fs);
+	fs->last.indent = -1;
+	int brackets = 0;
+	char triple = 0;
 	for (const char *ls = text; ls && *ls;) {
 		const char *le = strchr(ls, '\n');
 		if (!le)
 			le = ls + strlen(ls);
-		lineno++;
-		const char *q = ls;
-		while (q < le && (*q == ' ' || *q == '\t'))
-			q++;
+		at.lineno++;
+		/* a line inside a string or brackets continues a statement */
+		bool continued = triple || brackets > 0;
+		scan_line(ls, le, &brackets, &triple);
+		const char *q = skip_ws(ls, le);
 		bool blank = q == le || *q == '#' || *q == '\r';
-		if (!blank && q == ls)
-			in_body = str_starts(q, "def ") || str_starts(q, "class ") || str_starts(q, "async def ") ||
-				  *q == '@';
-		if (!blank && !in_body) {
-			if (is_torch_import(q))
-				r->out->imports_torch = true;
-			if (is_torch_import(q) && r->out->torch == PKG_TORCH_NONE) {
-				r->out->torch = PKG_TORCH_FIRST;
-				r->out->order_file = file;
-				r->out->order_line = lineno;
+		if (!blank && !continued) {
+			int indent = (int)(q - ls);
+			close_blocks(fs, indent);
+			const struct block *cond;
+			int runs = line_runs(fs, &cond);
+			if (is_header(q, le)) {
+				open_block(r, fs, q, le, indent, at.lineno);
+				if (fs->nblock && fs->block[fs->nblock - 1].kind == B_BODY &&
+				    fs->block[fs->nblock - 1].line == at.lineno)
+					runs = 0;	/* "def _load_lib(name):" defines, calls nothing */
+			} else {
+				fs->last.indent = -1;
 			}
-			own_import(r, q, le, adir, file, lineno, depth);
-			static const char *const calls[] = { "load_library(", "_load_lib(", "CDLL(", "LoadLibrary(" };
-			for (size_t k = 0; k < ARRAY_SIZE(calls); k++) {
-				const char *c = strstr(q, calls[k]);
-				if (c && c < le && !str_starts(q, "def ")) {
-					load_call(r, text, ls, le, c, file, adir, lineno);
-					break;
-				}
-			}
+			at.ls = ls;
+			at.q = q;
+			at.le = le;
+			if (runs != 0)
+				statement(r, fs, &at, depth, runs, cond);
 		}
 		ls = *le ? le + 1 : NULL;
 	}
@@ -314,6 +741,6 @@ void pkg_init_read(struct scan *s, const char *site, const char *package, struct
 	memset(out, 0, sizeof *out);
 	if (!site || !package)
 		return;
-	struct reader r = { s, site, package, out, { 0 }, 0 };
+	struct reader r = { s, site, package, out, { 0 } };
 	read_module(&r, arena_printf(&s->arena, "%s/%s/__init__.py", site, package), 0);
 }

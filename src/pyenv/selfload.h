@@ -11,13 +11,24 @@
  * _load_lib("libtorchaudio") (torch.ops.load_library), torchvision's
  * torch.ops.load_library(_get_extension_path("_C")), ctypes.CDLL of a file
  * of the package.  A call is recognised by its name (load_lib*, *CDLL,
- * LoadLibrary) at the top level of a module the import runs (not in a
- * function body), its library by a string literal in the call, or assigned
- * on one of the lines just above to the name the call is given, that names
- * a file of the package ("libtorchaudio" -> lib/libtorchaudio.so).  These
- * are assumptions, shown with the file and line they come from; a call whose
- * library cannot be named is kept as such, so a verdict that depends on it
- * can say so.
+ * LoadLibrary) in a module the import runs (not in a function body), its
+ * library by the string literals in the call (joined as a path from the
+ * calling file's folder, os.path.join(os.path.dirname(__file__), "lib",
+ * "libx.so"), or the last one as a file name or stem), or assigned on one of
+ * the lines just above to the name the call is given, that names a file of
+ * the package ("libtorchaudio" -> lib/libtorchaudio.so).
+ *
+ * A call inside an `if`/`elif`/`else`/`except` block runs only when its
+ * condition holds.  Conditions abiscope can decide from the files are
+ * decided: `os.name == "nt"`, `sys.platform ...`, `platform.system() ...`
+ * (this is Linux), `is_module_available("PKG.mod")` and
+ * `importlib.util.find_spec("PKG.mod") is not None` (the module's file
+ * exists), a name assigned one of those at the top of the same file, `not`
+ * and `and` of them; a call under a false one is not made, one under a
+ * condition abiscope cannot decide (an environment variable, a version
+ * check, an except clause) keeps the condition, so a verdict that depends on
+ * it says so.  These are assumptions, shown with the file and line they come
+ * from; a call whose library cannot be named is kept as such too.
  *
  * Results live in the scan's arena; at most SELFLOAD_MAX_FILES files of
  * SELFLOAD_MAX_TEXT bytes each are read, through the scan's file system.
@@ -37,9 +48,13 @@ enum pkg_torch_order {
 };
 
 struct self_load {
-	const char *path;	/* the library loaded */
+	const char *path;	/* the library loaded; NULL: a call whose library abiscope cannot name */
 	const char *file;	/* the source file of the call, relative to site-packages */
 	int line;
+	const char *condition;	/* "if _USE_FFMPEG:" (one line) the call runs under, abiscope cannot
+				 * decide it; NULL: it runs whenever the import does */
+	int condition_line;	/* the line of the condition in file */
+	bool global;		/* RTLD_GLOBAL is named in the call: its symbols serve later loads */
 };
 
 struct pkg_init {
@@ -47,10 +62,9 @@ struct pkg_init {
 	bool imports_torch;		/* the import runs an `import torch` somewhere */
 	const char *order_file;		/* where the order was decided (relative), or NULL */
 	int order_line;
-	struct self_load *loads;	/* in the order the import runs them */
+	struct self_load *loads;	/* named ones, in the order the import runs them */
 	size_t nloads;
-	const char *unnamed_file;	/* a load call whose library could not be named, or NULL */
-	int unnamed_line;
+	struct self_load *unnamed;	/* the first load call whose library could not be named, or NULL */
 };
 
 /* Reads <site>/<package>/__init__.py and the modules of the package it

@@ -44,6 +44,12 @@ static const char *key_of(struct arena *a, const struct finding *f)
 				    val_get(v, "optional_module") ? "optional" : "core");
 	if (str_eq(f->id, "import-fails"))
 		return "import-fails";
+	if (str_eq(f->id, "depends-on-self-load")) {
+		/* every module that depends on the same call: one cause */
+		const struct value *line = val_get(v, "line");
+		return arena_printf(a, "self-load:%s:%lld", val_get_str(v, "file"),
+				    line && line->kind == VAL_INT ? (long long)line->u.i : -1LL);
+	}
 	/* one of its own */
 	return arena_printf(a, "finding:%d", f->index);
 }

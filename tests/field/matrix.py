@@ -15,7 +15,13 @@ alike:
     `import torch`: the same set of objects loaded.
 
 A "false load" is abiscope saying a module loads where the real dlopen
-fails: the worst defect, listed first.  Prints the table (env, modules,
+fails: the worst defect, listed first.  A module abiscope "cannot tell"
+about (its verdict depends on a library its package loads itself under a
+condition abiscope cannot decide, or through a call whose library it cannot
+name) agrees neither way: it is counted in its own column, never as agreeing;
+where the real dlopen fails, abiscope must have given that exact error as
+what happens without the library ("cannot tell, unexplained" otherwise, a
+defect listed with the false loads).  Prints the table (env, modules,
 agree, each disagreement) and writes the results under
 $ABISCOPE_FIELD/results (JSON per env, so a table can be printed again
 without the envs: --from-results).  --delete-after removes each env once
@@ -115,7 +121,8 @@ def defines_pyinit(path):
 
 def compare(env, mode, oracle, ab):
     """Rows of disagreement, and the counts."""
-    res = {"env": env, "mode": mode, "modules": 0, "agree": 0, "false_loads": 0, "diffs": []}
+    res = {"env": env, "mode": mode, "modules": 0, "agree": 0, "false_loads": 0, "cannot_tell": 0,
+           "cannot_tell_unexplained": 0, "diffs": []}
     am = abiscope_modules(ab)
     for path, o in sorted(oracle["modules"].items()):
         a = am.get(os.path.realpath(path))
@@ -133,6 +140,17 @@ def compare(env, mode, oracle, ab):
             continue
         res["modules"] += 1
         real_ok = o["dlopen"] is None
+        if a is not None and a["status"] == "cannot-tell":
+            # neither way; but a real failure must be the one abiscope said
+            # happens without the library the verdict depends on
+            res["cannot_tell"] += 1
+            if not real_ok and a.get("error") != o["dlopen"]:
+                res["cannot_tell_unexplained"] += 1
+                res["diffs"].append({"module": o["module"], "path": path, "kind": "CANNOT TELL, UNEXPLAINED",
+                                     "real": o["dlopen"], "abiscope": f"cannot tell; without the library: "
+                                     f"{a.get('error')}", "depends_on": a.get("depends_on"),
+                                     "package_error": o.get("package_error")})
+            continue
         if a is None or a["status"] not in ("ok", "fails"):
             res["diffs"].append({"module": o["module"], "path": path, "kind": "not judged",
                                  "real": o["dlopen"] or "loads",
@@ -157,7 +175,7 @@ def compare(env, mode, oracle, ab):
     # modules abiscope judges that the oracle does not see
     seen = {os.path.realpath(p) for p in oracle["modules"]}
     for p, a in am.items():
-        if a.get("extension") and p not in seen and not a.get("stdlib") and a["status"] in ("ok", "fails"):
+        if a.get("extension") and p not in seen and not a.get("stdlib") and a["status"] in ("ok", "fails", "cannot-tell"):
             res["diffs"].append({"module": a.get("module"), "path": p, "kind": "not importable",
                                  "real": "not on sys.path", "abiscope": a["status"]})
     t = oracle.get("torch")
@@ -217,33 +235,35 @@ def versions(venv):
 
 
 def table(all_rows, out=sys.stdout):
-    tot = {"modules": 0, "agree": 0, "false_loads": 0}
+    tot = {"modules": 0, "agree": 0, "false_loads": 0, "cannot_tell": 0, "cannot_tell_unexplained": 0}
     envs = set()
     torch_ok = torch_n = 0
-    print("| environment | mode | modules | agree | false loads | import torch replay |", file=out)
-    print("|---|---|---:|---:|---:|---|", file=out)
+    print("| environment | mode | modules | agree | cannot tell | false loads | import torch replay |", file=out)
+    print("|---|---|---:|---:|---:|---:|---|", file=out)
     for r in all_rows:
         envs.add(r["env"])
         for k in tot:
-            tot[k] += r[k]
+            tot[k] += r.get(k, 0)  # results of runs before "cannot tell" existed lack it
         tr = "-"
         if "torch_replay_exact" in r:
             torch_n += 1
             torch_ok += r["torch_replay_exact"]
             tr = (f"exact ({r['torch_real']['n']} objects)" if r["torch_replay_exact"] else "DIFFERS")
-        print(f"| {r['env']} | {r['mode']} | {r['modules']} | {r['agree']} | {r['false_loads']} | {tr} |",
-              file=out)
+        print(f"| {r['env']} | {r['mode']} | {r['modules']} | {r['agree']} | {r.get('cannot_tell', 0)} | "
+              f"{r['false_loads']} | {tr} |", file=out)
     pct = 100.0 * tot["agree"] / tot["modules"] if tot["modules"] else 0.0
     nm = sum(r.get("not_measured", 0) for r in all_rows)
     print(f"\n{len(envs)} environments, {tot['modules']} module verdicts "
           f"({tot['modules'] // 2 if all_rows else 0} modules x 2 modes), {tot['agree']} agree "
-          f"({pct:.2f}%), {tot['false_loads']} false loads; import torch replay exact in "
+          f"({pct:.2f}%), {tot['cannot_tell']} cannot tell (agreeing neither way; "
+          f"{tot['cannot_tell_unexplained']} where the real dlopen fails otherwise than abiscope said), "
+          f"{tot['false_loads']} false loads; import torch replay exact in "
           f"{torch_ok}/{torch_n}." + (f" {nm} verdicts not measured (the oracle timed out)." if nm else ""),
           file=out)
     diffs = [(r, d) for r in all_rows for d in r["diffs"]]
     if diffs:
         print("\nDisagreements:\n", file=out)
-        for r, d in sorted(diffs, key=lambda x: x[1]["kind"] != "FALSE LOAD"):
+        for r, d in sorted(diffs, key=lambda x: x[1]["kind"] not in ("FALSE LOAD", "CANNOT TELL, UNEXPLAINED")):
             print(f"- {r['env']} ({r['mode']}) `{d['module']}`: {d['kind']}; real: {d['real']}; "
                   f"abiscope: {d['abiscope']}" + (f"; context: {d['context']}" if d.get("context") else ""),
                   file=out)
@@ -336,7 +356,7 @@ def main(argv):
     if md:
         with open(md, "w") as f:
             table(rows, f)
-    return 1 if any(r["false_loads"] for r in rows) else 0
+    return 1 if any(r["false_loads"] or r.get("cannot_tell_unexplained") for r in rows) else 0
 
 
 if __name__ == "__main__":

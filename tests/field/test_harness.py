@@ -167,6 +167,143 @@ def build_torch_env(d, runpath, nvfuser=False):
     return sp
 
 
+def own_lib(sp, pkg, lib, sub="lib"):
+    """A library of the package pkg (SONAME = its file name) and an extension
+    module pkg._ext that needs it and has no RUNPATH: it loads only when the
+    package loads lib itself first."""
+    where = f"{sp}/{pkg}/{sub}" if sub else f"{sp}/{pkg}"
+    sym = f"{pkg}_{lib.replace('.', '_')}"
+    cc(f"{where}/{lib}.so", f"int {sym}(void){{return 7;}}\n", f"-Wl,-soname,{lib}.so")
+    ext = sysconfig.get_config_var("EXT_SUFFIX")
+    cc(f"{sp}/{pkg}/_ext{ext}", f"int {sym}(void);\nint ext_fn(void){{return {sym}();}}\n", f"-L{where}",
+       f"-l:{lib}.so")
+
+
+SELFLOAD_PKGS = {
+    # ctypes.CDLL of a path computed from __file__ (named: abiscope joins it)
+    "cdll_join": ("libcj", "lib", "import ctypes, os\n\n"
+                  "ctypes.CDLL(os.path.join(os.path.dirname(__file__), \"lib\", \"libcj.so\"))\n"),
+    # pathlib: Path(__file__).parent / "lib" / NAME
+    "path_join": ("libpj", "lib", "import ctypes\nfrom pathlib import Path\n\n"
+                  "_lib = Path(__file__).parent / \"lib\" / \"libpj.so\"\nctypes.CDLL(str(_lib))\n"),
+    # torchaudio's shape: a helper builds the path, under a flag the files decide
+    "avail_pkg": ("libav", "lib", "import ctypes, importlib.util, os\n\n"
+                  "def is_module_available(name):\n    return importlib.util.find_spec(name) is not None\n\n"
+                  "def _load_lib(name):\n"
+                  "    ctypes.CDLL(os.path.join(os.path.dirname(__file__), \"lib\", name + \".so\"))\n\n"
+                  "_EXT_AVAILABLE = is_module_available(\"avail_pkg._ext\")\n"
+                  "if os.name == \"nt\":\n    pass\nelif _EXT_AVAILABLE:\n    _load_lib(\"libav\")\n"),
+    # torch.ops.load_library-like: an object's load_library(path)
+    "ops_pkg": ("libops", "", "import os\nfrom ._ops import ops\n\n"
+                "ops.load_library(os.path.join(os.path.dirname(__file__), \"libops.so\"))\n"),
+    # a Windows-only load: not made here, so the module fails (a false load if modelled)
+    "win_only": ("libwin", "lib", "import ctypes, os\n\nif os.name == \"nt\":\n"
+                 "    ctypes.CDLL(os.path.join(os.path.dirname(__file__), \"lib\", \"libwin.so\"))\n"),
+    # cannot tell: the load runs only when an environment variable says so
+    "cond_env": ("libce", "lib", "import ctypes, os\n\n"
+                 "if os.environ.get(\"COND_ENV_LOAD\", \"1\") == \"1\":\n"
+                 "    ctypes.CDLL(os.path.join(os.path.dirname(__file__), \"lib\", \"libce.so\"))\n"),
+    # cannot tell: the library's name is computed (an f-string)
+    "computed": ("libcm", "lib", "import ctypes, os\n\n_NAME = \"cm\"\n"
+                 "ctypes.CDLL(os.path.join(os.path.dirname(__file__), \"lib\", f\"lib{_NAME}.so\"))\n"),
+}
+
+
+def build_selfload_env(d):
+    """Packages that load a library of their own before their extension
+    module, each way abiscope models, and one more whose computed load
+    cannot cure its failure (a library nothing installed provides)."""
+    sp = venv(d)
+    for pkg, (lib, sub, init) in SELFLOAD_PKGS.items():
+        own_lib(sp, pkg, lib, sub)
+        write(f"{sp}/{pkg}/__init__.py", init)
+    write(f"{sp}/ops_pkg/_ops.py", "import ctypes\n\nclass _Ops:\n    def load_library(self, path):\n"
+          "        ctypes.CDLL(path)\n\nops = _Ops()\n")
+    # computed load of a library it has, but the module needs one nowhere installed
+    cc(f"{d}/elsewhere/libnowhere.so", "int nowhere(void){return 1;}\n", "-Wl,-soname,libnowhere.so")
+    cc(f"{sp}/computed_missing/lib/libcx.so", "int cx(void){return 2;}\n", "-Wl,-soname,libcx.so")
+    ext = sysconfig.get_config_var("EXT_SUFFIX")
+    cc(f"{sp}/computed_missing/_ext{ext}", "int nowhere(void);\nint ext_fn(void){return nowhere();}\n",
+       f"-L{d}/elsewhere", "-l:libnowhere.so")
+    write(f"{sp}/computed_missing/__init__.py", "import ctypes, os\n\n_NAME = \"cx\"\n"
+          "ctypes.CDLL(os.path.join(os.path.dirname(__file__), \"lib\", f\"lib{_NAME}.so\"))\n")
+    return sp
+
+
+def selfload_checks(t, top):
+    """The real import against abiscope on build_selfload_env, with the
+    conditional load made and not made."""
+    d = os.path.join(top, "selfload")
+    build_selfload_env(d)
+    a = abiscope(d)
+    ab = {m["module"]: m for dist in matrix.abiscope_env(a)["distributions"] for m in dist["modules"]}
+    for cond, env in (("the condition holds", None), ("the condition fails", {"COND_ENV_LOAD": "0"})):
+        o = oracle(d, env)
+        r = matrix.compare("selfload", "no driver", o, a)
+        real = {m["module"]: m for m in o["modules"].values()}
+        t.ok(r["modules"] == len(SELFLOAD_PKGS) + 1, f"self-loads ({cond}): the oracle measured every module "
+             f"({r['modules']})", json.dumps(o["modules"], indent=1)[:3000])
+        t.ok(not r["diffs"], f"self-loads ({cond}): abiscope and the real import agree, or abiscope cannot tell "
+             "and the real failure is the one it names", json.dumps(r["diffs"], indent=1))
+        t.ok(r["cannot_tell"] == 2 and r["cannot_tell_unexplained"] == 0,
+             f"self-loads ({cond}): the two modules abiscope cannot tell about are counted apart ({r['cannot_tell']})")
+        t.ok(r["agree"] == r["modules"] - r["cannot_tell"], f"self-loads ({cond}): every other module agrees")
+        want = "libce.so: cannot open shared object file: No such file or directory"
+        t.ok((real["cond_env._ext"]["dlopen"] is None) == (env is None) and
+             (env is None or real["cond_env._ext"]["dlopen"] == want),
+             f"self-loads ({cond}): the oracle really loads cond_env._ext only when its condition holds",
+             json.dumps(real.get("cond_env._ext")))
+    for pkg in ("cdll_join", "path_join", "avail_pkg", "ops_pkg"):
+        m = ab[f"{pkg}._ext"]
+        t.ok(m["status"] == "ok" and f"{pkg}/__init__.py:" in (m["context"] or ""),
+             f"{pkg}: loads, with the assumption and the file:line it comes from", json.dumps(m))
+    m = ab["win_only._ext"]
+    t.ok(m["status"] == "fails" and m["error"].startswith("libwin.so: cannot open"),
+         "a load under `if os.name == \"nt\"` is not made on Linux: the module fails", json.dumps(m))
+    m = ab["computed_missing._ext"]
+    t.ok(m["status"] == "fails" and m["error"].startswith("libnowhere.so"),
+         "a computed load that cannot provide the missing library: still a failure", json.dumps(m))
+    m = ab["cond_env._ext"]
+    dep = m.get("depends_on") or {}
+    t.ok(m["status"] == "cannot-tell" and dep.get("file") == "cond_env/__init__.py" and dep.get("line") == 4
+         and dep.get("condition", "").startswith("if os.environ.get(") and dep.get("library", "").endswith(
+             "cond_env/lib/libce.so") and m["error"] == want,
+         "cond_env: cannot tell, with the call's file:line, its condition and the error without it", json.dumps(m))
+    m = ab["computed._ext"]
+    dep = m.get("depends_on") or {}
+    t.ok(m["status"] == "cannot-tell" and dep.get("library") is None and dep.get("line") == 4,
+         "computed: cannot tell, the call whose library abiscope cannot name", json.dumps(m))
+    s = a["summary"]
+    t.ok(s["cannot_tell"] == 2 and s["failing"] == 2, "the summary counts cannot-tell apart from failing",
+         json.dumps(s))
+    f = [x for x in a["findings"] if x["id"] == "depends-on-self-load"]
+    own = [a["findings"][i] for i in ab["cond_env._ext"]["findings"]]
+    t.ok(len(f) == 2 and all(x["severity"] == "warning" for x in f) and
+         not any(x["severity"] == "error" for x in own),
+         "each cannot-tell module has one depends-on-self-load warning, and no error of its own",
+         json.dumps(own, indent=1)[:3000])
+    # an environment where nothing is known to fail: exit status 0, and not "OK"
+    u = os.path.join(top, "unsure")
+    sp = venv(u)
+    for pkg in ("cond_env", "computed"):
+        lib, sub, init = SELFLOAD_PKGS[pkg]
+        own_lib(sp, pkg, lib, sub)
+        write(f"{sp}/{pkg}/__init__.py", init)
+    e = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    r = subprocess.run([matrix.ABISCOPE, "check", "--no-driver", "--ld-library-path", "", u],
+                       capture_output=True, text=True, env=e)
+    t.ok(r.returncode == 0 and "CANNOT TELL: 0 of 2 extension modules would fail to import, 2 cannot tell"
+         in r.stdout and "cond_env/__init__.py:4" in r.stdout and "OK:" not in r.stdout,
+         "check: nothing known to fail exits 0, says CANNOT TELL and names the call first", r.stdout + r.stderr)
+    j = os.path.join(top, "unsure.xml")
+    subprocess.run([matrix.ABISCOPE, "check", "--no-driver", "--ld-library-path", "", "--junit", j, u],
+                   capture_output=True, env=e)
+    x = open(j).read() if os.path.exists(j) else ""
+    t.ok('skipped="2"' in x and x.count("<skipped message=\"cannot tell whether") == 2 and "<failure" not in x,
+         "JUnit: a cannot-tell module is skipped with the reason", x)
+    return d
+
+
 def oracle(d, env_extra=None):
     out = os.path.join(d, "oracle.json")
     e = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTHONPATH", "TORCH_USE_RTLD_GLOBAL")}
@@ -228,6 +365,7 @@ def main():
         sp = venv(c)
         write(os.path.join(sp, "base.pth"), venv_site(a) + "\n")
         agree(t, ".pth", oracle(c), abiscope(c))
+        selfload_checks(t, top)
     finally:
         shutil.rmtree(top, ignore_errors=True)
     return 1 if t.failed else 0

@@ -7,6 +7,8 @@ import gzip
 import json
 import os
 import subprocess
+import sys
+import sysconfig
 import zipfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -15,6 +17,31 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 def run(abiscope, args, stdin=None):
     p = subprocess.run([abiscope] + args, input=stdin, capture_output=True, text=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
+
+
+def unsure_env(work):
+    """A venv (built here) whose one module abiscope cannot tell about: its
+    package loads the library it needs itself, under an environment variable."""
+    d = os.path.join(work, "unsure")
+    sp = os.path.join(d, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
+    if os.path.isdir(sp):
+        return d
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", d], check=True, timeout=120)
+    pkg = os.path.join(sp, "cond_env")
+    os.makedirs(os.path.join(pkg, "lib"))
+    ext = sysconfig.get_config_var("EXT_SUFFIX")
+    for out, src, flags in (("lib/libce.so", "int ce(void){return 1;}\n", ["-Wl,-soname,libce.so"]),
+                            ("_ext" + ext, "int ce(void);\nint f(void){return ce();}\nvoid *PyInit__ext(void){return 0;}\n",
+                             ["-L" + os.path.join(pkg, "lib"), "-l:libce.so"])):
+        c = os.path.join(pkg, "src.c")
+        with open(c, "w") as f:
+            f.write(src)
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", os.path.join(pkg, out), c] + flags, check=True)
+        os.unlink(c)
+    with open(os.path.join(pkg, "__init__.py"), "w") as f:
+        f.write("import ctypes, os\n\nif os.environ.get('COND_ENV_LOAD'):\n"
+                "    ctypes.CDLL(os.path.join(os.path.dirname(__file__), 'lib', 'libce.so'))\n")
+    return d
 
 
 def samples(abiscope, work):
@@ -50,6 +77,7 @@ def samples(abiscope, work):
         ("check", "the demo venv for an H100", ["check", "--json", "--gpu", "H100", "--driver", "580.65.06",
                                                 "--assume-driver", venv]),
         ("check", "the conda env", ["check", "--json", conda]),
+        ("check", "a module abiscope cannot tell about", ["check", "--json", "--no-driver", unsure_env(work)]),
         ("cuda", "the demo venv", ["cuda", "--json", "--no-driver", venv]),
         ("cuda", "for sm_120", ["cuda", "--json", "--gpu", "sm_120", "--driver", "570.10", venv]),
         ("gpu", "without a driver", ["gpu", "--json", "--no-driver"]),
