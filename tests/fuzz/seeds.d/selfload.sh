@@ -1,0 +1,5 @@
+# seeds for fuzz_selfload: the shapes of a package's own loads
+mkdir -p "$corp/fuzz_selfload"
+printf 'import ctypes, os\n\nif os.name == "nt":\n    pass\nelif _X:\n    ctypes.CDLL(os.path.join(os.path.dirname(__file__), "lib", "libpkg.so"))\nelse:\n    _load_lib("libpkg")\n' >"$corp/fuzz_selfload/branches"
+printf '_A = is_module_available("pkg._ext")\nif _A and not (sys.platform == "win32" or os.environ.get("X")):\n    from . import sub\n    torch.ops.load_library(str(Path(__file__).parent / "lib" / "libpkg.so"))\n' >"$corp/fuzz_selfload/flags"
+printf 'def _load_lib(name):\n    """doc\nif x:\n"""\n    ctypes.CDLL(f"{name}.so")\n\nlib = _get("libpkg")\ntry:\n    ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)\nexcept OSError:\n    ctypes.CDLL(os.path.join(os.path.dirname(os.path.dirname(__file__)), "pkg", "lib", "libpkg.so"))\nfrom . import (\n    _ext,\n    sub,\n)\n' >"$corp/fuzz_selfload/mixed"
