@@ -125,6 +125,14 @@ static bool skip_driver_cause(const struct cause *c, const void *ctx)
 	return c->driver;
 }
 
+/* A module's verdict in a line of text. */
+static const char *here_word(enum verdict_state st)
+{
+	return st == V_OK ? "would load here"
+	       : st == V_CANNOT_TELL ? "cannot tell whether it loads here (it depends on a library its package loads itself)"
+	       : "would fail here";
+}
+
 int cmd_explain(int argc, char **argv)
 {
 	struct explain_cli o;
@@ -317,9 +325,10 @@ int cmd_explain(int argc, char **argv)
 		}
 		for (size_t i = 0; i < nt; i++) {
 			fprintf(t.out, "%s%s%s  %s", c_bold(&t), one_line(v[i].io->module ? v[i].io->module : v[i].io->path),
-				c_reset(&t), v[i].state == V_OK ? "would load here" : "would fail here");
+				c_reset(&t), here_word(v[i].state));
 			if (modelled)
-				fprintf(t.out, "; with the driver: %s", v2[i].state == V_OK ? "would load" : "would fail");
+				fprintf(t.out, "; with the driver: %s", v2[i].state == V_OK ? "would load"
+					: v2[i].state == V_CANNOT_TELL ? "cannot tell" : "would fail");
 			fputc('\n', t.out);
 			if (v[i].context && o.verbose)
 				fprintf(t.out, "   (%s)\n", one_line(v[i].context));
@@ -345,7 +354,7 @@ int cmd_explain(int argc, char **argv)
 		if (o.verbose)
 			for (size_t i = 0; i < nt; i++) {
 				fprintf(t.out, "%s%s%s  %s\n", c_bold(&t), v[i].io->module ? v[i].io->module : v[i].io->path,
-					c_reset(&t), v[i].state == V_OK ? "would load here" : "would fail here");
+					c_reset(&t), here_word(v[i].state));
 				render_finding_roots(&t, &s.findings, v[i].finding_first, v[i].finding_end, true);
 				fputc('\n', t.out);
 			}
