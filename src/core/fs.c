@@ -292,7 +292,7 @@ static struct vfs_node *vnode(const struct fsview *fs, const char *path, bool fo
 	fs_absolute(fs, path, abs, sizeof abs);
 	path_normalize(abs, norm, sizeof norm);
 	struct vfs_node *n = vfs_resolve(fs->vfs, norm, follow, err, handled, NULL, 0);
-	if (n && n->type == VFS_FILE && !n->loaded) {
+	if (n && n->type == VFS_FILE && !n->loaded && !n->sized) {
 		/* its size is known once its bytes are (a synthesised image) */
 		struct diag d;
 		diag_clear(&d);
@@ -506,7 +506,7 @@ void fs_probe(const struct fsview *fs, const char *path, uint8_t *head, size_t h
 		} else if (vn->type == VFS_FILE && head && headsz) {
 			struct diag d;
 			diag_clear(&d);
-			if (vfs_data(vn, &d) != ST_OK) {
+			if (!(vn->sized && vn->head) && vfs_data(vn, &d) != ST_OK) {
 				out->read_err = EIO;
 				return;
 			}
@@ -720,7 +720,7 @@ enum status fs_read_small(const struct fsview *fs, const char *path, size_t max,
 			return diag_errno(d, path, verr, "cannot open");
 		if (vn->type != VFS_FILE)
 			return diag_set(d, ST_NOT_FILE, path, DIAG_NO_OFFSET, "not a regular file");
-		if (vn->len > max)
+		if ((vn->sized ? vfs_size(vn) : vn->len) > max)
 			return diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET, "file larger than %zu bytes", max);
 		enum status vst = vfs_data(vn, d);
 		if (vst != ST_OK)

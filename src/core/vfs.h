@@ -45,6 +45,8 @@ struct vfs_node {
 	const uint8_t *head;		/* what a read of the first bytes gives, when the
 					 * bytes are a stand-in (a synthesised image) */
 	size_t head_len;
+	bool sized;			/* size and head are the file's own (a zip member):
+					 * stat() and a probe of the head load nothing */
 };
 
 struct vfs {

@@ -229,88 +229,119 @@ static ssize_t member_named(const struct wheel *w, const char *name)
 	return -1;
 }
 
-enum status wheel_read(struct arena *a, struct wheel *w, size_t i, const uint8_t **data, size_t *len,
-		       struct diag *d)
+/* What stream_member() keeps of a member's bytes beyond its head. */
+enum keep { KEEP_HEAD, KEEP_ELF, KEEP_ALL };
+
+/* Reads up to n bytes (fewer only at the member's end) into dst. */
+static zip_int64_t read_up_to(zip_file_t *zf, uint8_t *dst, uint64_t n)
 {
-	const struct wheel_member *m = &w->m[i];
+	uint64_t got = 0;
+	while (got < n) {
+		zip_int64_t r = zip_fread(zf, dst + got, n - got);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			break;
+		got += (uint64_t)r;
+	}
+	return (zip_int64_t)got;
+}
+
+/*
+ * Inflates member i once, to its end: reaching the end is what makes libzip
+ * check the CRC, so a damaged member is an error here whatever is kept.
+ * Its first bytes go to m->head; all of them are kept in the arena (m->data)
+ * when keep says so (KEEP_ELF: when they start like an ELF file), else they
+ * pass through buf and are dropped.  Bytes kept count against WHEEL_MAX_KEPT.
+ */
+static enum status stream_member(struct arena *a, struct wheel *w, size_t i, enum keep keep, uint8_t *buf,
+				 size_t bufsz, struct diag *d)
+{
+	struct wheel_member *m = &w->m[i];
 	const char *where = arena_printf(a, "%s(%s)", w->path, m->name);
 	zip_file_t *zf = zip_fopen_index(w->zip, m->index, 0);
 	if (!zf)
 		return diag_set(d, ST_MALFORMED, where, DIAG_NO_OFFSET, "cannot read the member: %s",
 				zip_strerror(w->zip));
-	uint8_t *buf = arena_alloc(a, (size_t)m->size + 1);
-	uint64_t got = 0;
 	enum status st = ST_OK;
+	uint8_t *dst = NULL;
+	zip_int64_t r = read_up_to(zf, m->head, MIN((uint64_t)WHEEL_HEAD, m->size));
+	uint64_t got = r > 0 ? (uint64_t)r : 0;
+	if (r < 0) {
+		st = diag_set(d, ST_MALFORMED, where, 0, "damaged member: %s", zip_file_strerror(zf));
+		goto out;
+	}
+	m->head_len = (size_t)got;
+	if (keep == KEEP_ALL || (keep == KEEP_ELF && elf_has_magic(m->head, m->head_len))) {
+		if (m->size > WHEEL_MAX_KEPT - w->kept) {
+			st = diag_set(d, ST_LIMIT, w->path, DIAG_NO_OFFSET, "the members a verdict reads (%s among "
+				      "them) hold more than %llu bytes once inflated", m->name,
+				      (unsigned long long)WHEEL_MAX_KEPT);
+			goto out;
+		}
+		dst = arena_alloc(a, (size_t)m->size + 1);
+		memcpy(dst, m->head, m->head_len);
+	}
 	while (got < m->size) {
-		zip_int64_t r = zip_fread(zf, buf + got, m->size - got);
+		uint64_t want = dst ? m->size - got : MIN((uint64_t)bufsz, m->size - got);
+		r = read_up_to(zf, dst ? dst + got : buf, want);
 		if (r < 0) {
 			st = diag_set(d, ST_MALFORMED, where, got, "damaged member: %s", zip_file_strerror(zf));
-			break;
+			goto out;
 		}
-		if (r == 0)
-			break;
 		got += (uint64_t)r;
+		if ((uint64_t)r < want)
+			break;
 	}
-	if (st == ST_OK && got != m->size)
+	if (got != m->size) {
 		st = diag_set(d, ST_MALFORMED, where, got, "member shorter than the %llu bytes its header declares",
 			      (unsigned long long)m->size);
-	if (st == ST_OK) {
-		/* one more read: reaching the end is what makes libzip check the CRC */
-		uint8_t extra;
-		zip_int64_t r = zip_fread(zf, &extra, 1);
-		if (r != 0)
-			st = diag_set(d, ST_MALFORMED, where, got, "member %s", r > 0 ? "longer than declared"
-				      : zip_file_strerror(zf));
+		goto out;
 	}
-	zip_fclose(zf);
-	if (st != ST_OK)
-		return st;
-	buf[got] = 0;
-	*data = buf;
-	*len = (size_t)got;
-	return ST_OK;
-}
-
-/* Streams member i to its end (libzip checks the CRC there), in a small buffer. */
-static enum status verify_member(struct arena *a, struct wheel *w, size_t i, uint8_t *buf, size_t bufsz,
-				 struct diag *d)
-{
-	const struct wheel_member *m = &w->m[i];
-	zip_file_t *zf = zip_fopen_index(w->zip, m->index, 0);
-	if (!zf)
-		return diag_set(d, ST_MALFORMED, arena_printf(a, "%s(%s)", w->path, m->name), DIAG_NO_OFFSET,
-				"cannot read the member: %s", zip_strerror(w->zip));
-	uint64_t got = 0;
-	enum status st = ST_OK;
-	for (;;) {
-		zip_int64_t r = zip_fread(zf, buf, bufsz);
-		if (r < 0) {
-			st = diag_set(d, ST_MALFORMED, arena_printf(a, "%s(%s)", w->path, m->name), got,
-				      "damaged member: %s", zip_file_strerror(zf));
-			break;
-		}
-		if (r == 0)
-			break;
-		got += (uint64_t)r;
-		if (got > m->size)
-			break;
+	/* one more read: the end of the member, where the CRC is checked */
+	uint8_t extra;
+	r = zip_fread(zf, &extra, 1);
+	if (r != 0) {
+		st = diag_set(d, ST_MALFORMED, where, got, "member %s", r > 0 ? "longer than declared"
+			      : zip_file_strerror(zf));
+		goto out;
 	}
-	if (st == ST_OK && got != m->size)
-		st = diag_set(d, ST_MALFORMED, arena_printf(a, "%s(%s)", w->path, m->name), got,
-			      "member of %llu bytes where its header declares %llu", (unsigned long long)got,
-			      (unsigned long long)m->size);
+	if (dst) {
+		dst[got] = 0;
+		m->data = dst;
+		m->len = (size_t)got;
+		w->kept += got;
+	}
+out:
 	zip_fclose(zf);
 	return st;
 }
 
-static enum status verify_members(struct arena *a, struct wheel *w, struct diag *d)
+enum status wheel_read(struct arena *a, struct wheel *w, size_t i, const uint8_t **data, size_t *len,
+		       struct diag *d)
+{
+	struct wheel_member *m = &w->m[i];
+	if (!m->data) {
+		uint8_t buf[1];
+		enum status st = stream_member(a, w, i, KEEP_ALL, buf, sizeof buf, d);
+		if (st != ST_OK)
+			return st;
+	}
+	*data = m->data;
+	*len = m->len;
+	return ST_OK;
+}
+
+/* pip refuses a wheel with any damaged member: every one is inflated once,
+ * here, and what a verdict reads of it (its head, an ELF member's bytes) kept */
+static enum status stream_members(struct arena *a, struct wheel *w, struct diag *d)
 {
 	size_t bufsz = 1u << 18;
 	uint8_t *buf = arena_alloc(a, bufsz);
 	enum status st = ST_OK;
 	for (size_t i = 0; i < w->nm && st == ST_OK; i++)
 		if (!w->m[i].is_dir)
-			st = verify_member(a, w, i, buf, bufsz, d);
+			st = stream_member(a, w, i, KEEP_ELF, buf, bufsz, d);
 	return st;
 }
 
@@ -430,8 +461,7 @@ static enum status wheel_load(struct arena *a, const char *path, zip_t *z, struc
 		return diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET,
 				"members of %llu bytes in all, compressed %llu:1 (a zip bomb?)",
 				(unsigned long long)w->total, (unsigned long long)(w->total / (total_csize ? total_csize : 1)));
-	/* pip refuses a wheel with any damaged member: inflate every one, keeping nothing */
-	st = verify_members(a, w, d);
+	st = stream_members(a, w, d);
 	if (st != ST_OK)
 		return st;
 	/* the .dist-info folder: by the name (pip normalises) or the only one */
@@ -553,6 +583,9 @@ enum status wheel_install_overlay(struct scan *s, struct wheel *w, const char *s
 		r->a = a;
 		struct vfs_node *n = vfs_add_lazy(v, norm, 0, load_member, r);
 		n->size = m->size;
+		n->head = m->head;
+		n->head_len = m->head_len;
+		n->sized = true;
 		if (placed && (str_ends(norm, ".so") || strstr(path_basename(norm), ".so.")))
 			ptrvec_push(a, placed, (void *)n->path);
 	}
@@ -580,7 +613,7 @@ enum status wheel_glibc_floor(struct arena *a, struct wheel *w, struct glibc_flo
 	memset(out, 0, sizeof *out);
 	for (size_t i = 0; i < w->nm; i++) {
 		const struct wheel_member *m = &w->m[i];
-		if (m->is_dir || m->size < 64 || !may_be_elf(m->name))
+		if (m->is_dir || m->size < 64 || !may_be_elf(m->name) || !elf_has_magic(m->head, m->head_len))
 			continue;
 		const uint8_t *data;
 		size_t len;

@@ -37,11 +37,18 @@ struct wheel_tag {
 	const char *python, *abi, *platform;	/* "cp311", "abi3", "manylinux_2_28_x86_64" */
 };
 
+#define WHEEL_HEAD 64	/* the first bytes of every member, kept (what a probe reads) */
+#define WHEEL_MAX_KEPT ((uint64_t)2 << 30)	/* inflated bytes kept for verdicts, all members */
+
 struct wheel_member {
 	const char *name;
 	uint64_t size, csize;
 	uint64_t index;		/* in the archive */
 	bool is_dir;
+	uint8_t head[WHEEL_HEAD];
+	size_t head_len;
+	const uint8_t *data;	/* the inflated bytes a verdict reads (ELF members), or NULL */
+	size_t len;
 };
 
 struct wheel {
@@ -57,6 +64,7 @@ struct wheel {
 	struct wheel_member *m;
 	size_t nm;
 	uint64_t total;
+	uint64_t kept;			/* inflated bytes held (data of members), at most WHEEL_MAX_KEPT */
 };
 
 enum status wheel_open(struct arena *a, const char *path, struct wheel *w, struct diag *d);
@@ -65,7 +73,11 @@ enum status wheel_open_buffer(struct arena *a, const char *name, const uint8_t *
 			      struct wheel *w, struct diag *d);
 void wheel_close(struct wheel *w);
 
-/* The bytes of member i, read and checked (CRC, declared size) into the arena. */
+/*
+ * The bytes of member i: those kept by wheel_open (ELF members), else read
+ * and checked (CRC, declared size) into the arena and kept from then on.
+ * ST_LIMIT when the bytes kept would pass WHEEL_MAX_KEPT.
+ */
 enum status wheel_read(struct arena *a, struct wheel *w, size_t i, const uint8_t **data, size_t *len,
 		       struct diag *d);
 
