@@ -1,5 +1,7 @@
 #include "core/arena.h"
 
+#include <sys/mman.h>
+
 struct arena_block {
 	struct arena_block *next;
 	size_t used, size;
@@ -7,6 +9,12 @@ struct arena_block {
 };
 
 #define ARENA_DEFAULT_BLOCK (256u * 1024u)
+
+struct arena_map {
+	struct arena_map *next;
+	void *p;
+	size_t size;
+};
 
 /* The library never prints: a program that wants a message on
  * exhaustion defines arena_out_of_memory() (the CLI does); this weak
@@ -26,12 +34,16 @@ static void out_of_memory(size_t size)
 void arena_init(struct arena *a)
 {
 	a->head = NULL;
+	a->maps = NULL;
 	a->block_size = ARENA_DEFAULT_BLOCK;
 	a->total = 0;
 }
 
 void arena_release(struct arena *a)
 {
+	for (struct arena_map *m = a->maps; m; m = m->next)
+		munmap(m->p, m->size);
+	a->maps = NULL;
 	struct arena_block *b = a->head;
 	while (b) {
 		struct arena_block *next = b->next;
@@ -76,6 +88,20 @@ void *arena_alloc(struct arena *a, size_t size)
 	b->used += need;
 	a->total += need;
 	memset(p, 0, need);
+	return p;
+}
+
+void *arena_alloc_untouched(struct arena *a, size_t size)
+{
+	size_t len = size ? size : 1;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		out_of_memory(size);
+	struct arena_map *m = arena_alloc(a, sizeof *m);
+	m->p = p;
+	m->size = len;
+	m->next = a->maps;
+	a->maps = m;
 	return p;
 }
 

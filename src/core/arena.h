@@ -20,9 +20,11 @@
 #include <stdarg.h>
 
 struct arena_block;
+struct arena_map;
 
 struct arena {
 	struct arena_block *head;
+	struct arena_map *maps;	/* arena_alloc_untouched() */
 	size_t block_size;
 	size_t total;	/* bytes handed out, for statistics */
 };
@@ -34,6 +36,12 @@ void arena_release(struct arena *a);
 
 /* Zeroed, aligned to 16 bytes. */
 void *arena_alloc(struct arena *a, size_t size);
+/*
+ * size zeroed bytes, page-aligned, whose pages cost no memory until written
+ * (an anonymous mapping, released with the arena): a sparse image of which
+ * only parts are ever filled in.
+ */
+void *arena_alloc_untouched(struct arena *a, size_t size);
 /* n * size zeroed bytes; aborts on overflow. */
 void *arena_calloc(struct arena *a, size_t n, size_t size);
 char *arena_strdup(struct arena *a, const char *s);

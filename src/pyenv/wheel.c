@@ -1,4 +1,5 @@
 #include "pyenv/wheel.h"
+#include "pyenv/wheelimg.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -229,6 +230,12 @@ static ssize_t member_named(const struct wheel *w, const char *name)
 	return -1;
 }
 
+enum status wheel_kept_limit(const struct wheel *w, const char *member, struct diag *d)
+{
+	return diag_set(d, ST_LIMIT, w->path, DIAG_NO_OFFSET, "the members a verdict reads (%s among them) hold "
+			"more than %llu bytes once inflated", member, (unsigned long long)WHEEL_MAX_KEPT);
+}
+
 /* What stream_member() keeps of a member's bytes beyond its head. */
 enum keep { KEEP_HEAD, KEEP_ELF, KEEP_ALL };
 
@@ -274,9 +281,7 @@ static enum status stream_member(struct arena *a, struct wheel *w, size_t i, enu
 	m->head_len = (size_t)got;
 	if (keep == KEEP_ALL || (keep == KEEP_ELF && elf_has_magic(m->head, m->head_len))) {
 		if (m->size > WHEEL_MAX_KEPT - w->kept) {
-			st = diag_set(d, ST_LIMIT, w->path, DIAG_NO_OFFSET, "the members a verdict reads (%s among "
-				      "them) hold more than %llu bytes once inflated", m->name,
-				      (unsigned long long)WHEEL_MAX_KEPT);
+			st = wheel_kept_limit(w, m->name, d);
 			goto out;
 		}
 		dst = arena_alloc(a, (size_t)m->size + 1);
@@ -339,9 +344,23 @@ static enum status stream_members(struct arena *a, struct wheel *w, struct diag 
 	size_t bufsz = 1u << 18;
 	uint8_t *buf = arena_alloc(a, bufsz);
 	enum status st = ST_OK;
-	for (size_t i = 0; i < w->nm && st == ST_OK; i++)
-		if (!w->m[i].is_dir)
-			st = stream_member(a, w, i, KEEP_ELF, buf, bufsz, d);
+	for (size_t i = 0; i < w->nm && st == ST_OK; i++) {
+		struct wheel_member *m = &w->m[i];
+		if (m->is_dir)
+			continue;
+		if (m->size >= WHEELIMG_MIN) {
+			bool applies;
+			uint64_t filled;
+			st = wheelimg_build(a, w, i, WHEEL_MAX_KEPT - w->kept, &applies, &filled, d);
+			if (st != ST_OK)
+				break;
+			if (applies) {
+				w->kept += filled;
+				continue;
+			}
+		}
+		st = stream_member(a, w, i, KEEP_ELF, buf, bufsz, d);
+	}
 	return st;
 }
 

@@ -5,7 +5,14 @@
  * member names must be relative, without "..", backslashes or NUL, and
  * unique; sizes are bounded (WHEEL_MAX_MEMBER, WHEEL_MAX_TOTAL) and the
  * compression ratio of large members too, so a zip bomb is an error naming
- * the member, not an exhausted machine.  The identity comes from the file
+ * the member, not an exhausted machine.  Every member is then inflated
+ * once, here, its CRC checked as it streams past (pip refuses a wheel with
+ * any damaged member), and what a verdict reads of it is kept: its first
+ * WHEEL_HEAD bytes; the bytes of an ELF member, whole when small, as a
+ * sparse image of its tables and headers when it is WHEELIMG_MIN or more
+ * (pyenv/wheelimg.h).  Other members are inflated again only if something
+ * reads them.  Past WHEEL_MAX_KEPT bytes kept the wheel is refused (ST_LIMIT,
+ * naming it).  The identity comes from the file
  * name (PEP 427: name-version[-build]-python-abi-platform.whl, compressed
  * tag sets expanded) and from .dist-info/WHEEL and METADATA.
  *
@@ -38,7 +45,7 @@ struct wheel_tag {
 };
 
 #define WHEEL_HEAD 64	/* the first bytes of every member, kept (what a probe reads) */
-#define WHEEL_MAX_KEPT ((uint64_t)2 << 30)	/* inflated bytes kept for verdicts, all members */
+#define WHEEL_MAX_KEPT ((uint64_t)1 << 30)	/* inflated bytes kept for verdicts, all members */
 
 struct wheel_member {
 	const char *name;
