@@ -211,12 +211,18 @@ const struct cli_command cli_commands[] = {
 			"The text opens with the verdict, then says each root cause once: what is\n"
 			"wrong, the fix, and the distributions and modules it takes down.  On a\n"
 			"machine without the NVIDIA driver it says so once, then gives the verdict a\n"
-			"machine with the driver reaches (modelled as --assume-driver does).",
+			"machine with the driver reaches (modelled as --assume-driver does).\n"
+			"\n"
+			"A module that imports only if its package loads a library itself under a\n"
+			"condition abiscope cannot decide (an environment variable), or through a\n"
+			"call whose library it cannot name, is CANNOT TELL: counted apart, never as\n"
+			"importing, with the file and line of the call it depends on.",
 		.options = check_options,
 		.common = COMMON_ALL,
 		.verbose_help = "every line of each cause, then every distribution and module with its findings "
 				"(search lists, every symbol), healthy ones and notes too",
-		.exit_status = "0 everything imports, 1 something would fail, 2 usage error, 3 a PATH could not be read",
+		.exit_status = "0 nothing is known to fail (everything imports, or CANNOT TELL for some), 1 something "
+			       "would fail, 2 usage error, 3 a PATH could not be read",
 	},
 	{
 		.name = "explain",
