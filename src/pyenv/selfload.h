@@ -59,7 +59,8 @@ struct self_load {
 
 struct pkg_init {
 	enum pkg_torch_order torch;
-	bool imports_torch;		/* the import runs an `import torch` somewhere */
+	bool imports_torch;		/* the import runs an `import torch` somewhere, not in a
+					 * try block nor under a condition abiscope cannot decide */
 	const char *order_file;		/* where the order was decided (relative), or NULL */
 	int order_line;
 	struct self_load *loads;	/* named ones, in the order the import runs them */

@@ -227,6 +227,10 @@ def build_selfload_env(d):
        f"-L{d}/elsewhere", "-l:libnowhere.so")
     write(f"{sp}/computed_missing/__init__.py", "import ctypes, os\n\n_NAME = \"cx\"\n"
           "ctypes.CDLL(os.path.join(os.path.dirname(__file__), \"lib\", f\"lib{_NAME}.so\"))\n")
+    # torch imported only for a type checker, or optionally: no torch here, and it imports
+    cc(f"{sp}/torch_optional/_ext{ext}", "int ext_fn(void){return 3;}\n")
+    write(f"{sp}/torch_optional/__init__.py", "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+          "    import torch\n\ntry:\n    import torch\nexcept ImportError:\n    torch = None\n")
     return sp
 
 
@@ -241,7 +245,7 @@ def selfload_checks(t, top):
         o = oracle(d, env)
         r = matrix.compare("selfload", "no driver", o, a)
         real = {m["module"]: m for m in o["modules"].values()}
-        t.ok(r["modules"] == len(SELFLOAD_PKGS) + 1, f"self-loads ({cond}): the oracle measured every module "
+        t.ok(r["modules"] == len(SELFLOAD_PKGS) + 2, f"self-loads ({cond}): the oracle measured every module "
              f"({r['modules']})", json.dumps(o["modules"], indent=1)[:3000])
         t.ok(not r["diffs"], f"self-loads ({cond}): abiscope and the real import agree, or abiscope cannot tell "
              "and the real failure is the one it names", json.dumps(r["diffs"], indent=1))
@@ -260,6 +264,9 @@ def selfload_checks(t, top):
     m = ab["win_only._ext"]
     t.ok(m["status"] == "fails" and m["error"].startswith("libwin.so: cannot open"),
          "a load under `if os.name == \"nt\"` is not made on Linux: the module fails", json.dumps(m))
+    m = ab["torch_optional._ext"]
+    t.ok(m["status"] == "ok", "an `import torch` under `if TYPE_CHECKING:` or in a try block does not make a "
+         "package fail where torch is not installed", json.dumps(m))
     m = ab["computed_missing._ext"]
     t.ok(m["status"] == "fails" and m["error"].startswith("libnowhere.so"),
          "a computed load that cannot provide the missing library: still a failure", json.dumps(m))
