@@ -19,8 +19,10 @@ written.
 (b) For each extension module `abiscope torch-compat --json ENV` gives
     releases for, the installed torch is among them exactly when the real
     loader loaded the module (the oracle's dlopen).  A module the loader
-    refused for something other than a torch symbol (a library not found,
-    a symbol torch never exported, a crash) says nothing about torch: it is
+    refused for something other than a torch symbol the installed release
+    lacks (a library not found, a symbol torch never exported, a symbol the
+    installed torch does export but that is not in the module's scope, a
+    crash) says nothing about the release: it is
     listed as excluded, with the reason.
 
 Prints one "# case" line per module: the env, the package, the torch its
@@ -160,14 +162,21 @@ def pinned_torch(obj_path, sp_dirs):
     return "-"
 
 
-def refused_for(err, torch_hashes, bits):
+def refused_for(err, torch_hashes, installed, bits):
     """'torch' when the loader's refusal names a symbol some torch release
-    exports, else a short reason the case is excluded."""
+    exports but the installed one does not, else a short reason the case is
+    excluded: a symbol the installed torch does export was refused because
+    torch was not in the module's scope (cuda-core's _tensor_bridge needs
+    aoti_torch_* from a torch it does not link, and its package does not
+    import torch), which says nothing about the release."""
     m = UNDEFINED.search(err.strip())
     if not m:
         return err.strip().splitlines()[0][:90]
-    name = m.group(1) + ("@" + m.group(2) if m.group(2) else "")
-    if torch_index.name_hash(name, bits) in torch_hashes or torch_index.name_hash(m.group(1), bits) in torch_hashes:
+    hs = {torch_index.name_hash(m.group(1) + ("@" + m.group(2) if m.group(2) else ""), bits),
+          torch_index.name_hash(m.group(1), bits)}
+    if hs & installed:
+        return "not in scope: the installed torch exports " + m.group(1)[:60]
+    if hs & torch_hashes:
         return "torch"
     return "undefined symbol no torch release exports: " + m.group(1)[:60]
 
@@ -194,6 +203,7 @@ def check_env(t, env, venv, tdir, rel, index, j, cases):
         return
     bits, rels = index
     torch_hashes = set().union(*(r.hashes for r in rels))
+    installed = next((r.hashes for r in rels if r.version == rel), set())
     modules = {os.path.realpath(p): v for p, v in oracle["modules"].items()}
     sps = [F.site_packages(venv), os.path.dirname(tdir)]
     for p in j["packages"]:
@@ -207,7 +217,7 @@ def check_env(t, env, venv, tdir, rel, index, j, cases):
                 cases.append((env, p["name"] + " " + p["version"], short, pin, says, "not measured", "excluded"))
                 continue
             loads = real["dlopen"] is None
-            why = "torch" if loads else refused_for(real["dlopen"], torch_hashes, bits)
+            why = "torch" if loads else refused_for(real["dlopen"], torch_hashes, installed, bits)
             did = "loads" if loads else ("refused: " + (real["dlopen"].split("undefined symbol: ")[-1][:70]
                                                         if why == "torch" else why))
             if why != "torch":
