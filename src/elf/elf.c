@@ -263,6 +263,9 @@ struct dyn_raw {
 	uint64_t relcount, relacount, relr;
 	bool has_strtab, has_symtab, has_hash, has_gnu_hash, has_versym, has_verdef, has_verneed;
 	bool has_rel, has_rela, has_jmprel, has_pltrel, has_soname, has_rpath, has_runpath;
+	bool has_relent, has_relaent;
+	uint64_t init, init_array, init_arraysz;
+	bool has_init, has_init_array;
 	uint64_t soname, rpath, runpath;
 	uint64_t *needed, *filter, *aux;
 	size_t nneeded, nfilter, naux;
@@ -273,6 +276,11 @@ static bool find_dynamic(const struct elf_file *ef, struct bytes *dyn)
 	for (size_t i = 0; i < ef->nseg; i++) {
 		const struct elf_segment *s = &ef->seg[i];
 		if (s->type == PT_DYNAMIC_) {
+			/* glibc reads it at p_vaddr (l_ld), not at p_offset */
+			uint64_t off;
+			if (elf_vaddr_to_offset(ef, s->vaddr, s->filesz, &off) &&
+			    bytes_sub(&ef->raw, off, s->filesz, dyn))
+				return true;
 			if (bytes_sub(&ef->raw, s->offset, s->filesz, dyn))
 				return true;
 			/* Truncated file: take what is there. */
@@ -321,8 +329,9 @@ static void read_dynamic_entries(struct arena *a, struct elf_file *ef, struct by
 		case DT_AUXILIARY_: push_u64(a, &r->aux, &r->naux, val); break;
 		case DT_STRTAB_: r->strtab = val; r->has_strtab = true; break;
 		case DT_STRSZ_: r->strsz = val; break;
-		case DT_INIT_: ef->has_constructors |= val != 0; break;
-		case DT_INIT_ARRAYSZ_: ef->has_constructors |= val != 0; break;
+		case DT_INIT_: ef->has_constructors |= val != 0; r->init = val; r->has_init = true; break;
+		case DT_INIT_ARRAY_: r->init_array = val; r->has_init_array = true; break;
+		case DT_INIT_ARRAYSZ_: ef->has_constructors |= val != 0; r->init_arraysz = val; break;
 		case DT_SYMTAB_: r->symtab = val; r->has_symtab = true; break;
 		case DT_SYMENT_: r->syment = val; break;
 		case DT_HASH_: r->hash = val; r->has_hash = true; break;
@@ -344,10 +353,10 @@ static void read_dynamic_entries(struct arena *a, struct elf_file *ef, struct by
 		case DT_ABISCOPE_PARTIAL: ef->exports_unknown = true; break;
 		case DT_REL_: r->rel = val; r->has_rel = true; break;
 		case DT_RELSZ_: r->relsz = val; break;
-		case DT_RELENT_: r->relent = val; break;
+		case DT_RELENT_: r->relent = val; r->has_relent = true; break;
 		case DT_RELA_: r->rela = val; r->has_rela = true; break;
 		case DT_RELASZ_: r->relasz = val; break;
-		case DT_RELAENT_: r->relaent = val; break;
+		case DT_RELAENT_: r->relaent = val; r->has_relaent = true; break;
 		case DT_JMPREL_: r->jmprel = val; r->has_jmprel = true; break;
 		case DT_PLTRELSZ_: r->pltrelsz = val; break;
 		case DT_PLTREL_: r->pltrel = val; r->has_pltrel = true; break;
@@ -873,8 +882,132 @@ static void read_reltab(struct elf_file *ef, uint64_t vaddr, uint64_t size, bool
 	t->count = size / ent;
 }
 
+/* The end of the mapped stretch of the image that holds vaddr, or 0. */
+static uint64_t image_stretch_end(const struct elf_file *ef, uint64_t vaddr)
+{
+	for (size_t i = 0; i < ef->nseg; i++) {
+		const struct elf_segment *s = &ef->seg[i];
+		uint64_t span = MAX(s->filesz, s->memsz);
+		if (s->type != PT_LOAD_ || s->vaddr > UINT64_MAX - span - 2 * IMAGE_PAGE)
+			continue;
+		uint64_t start = s->vaddr & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t end = (s->vaddr + span + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+		if (vaddr >= start && vaddr < end)
+			return end;
+	}
+	return 0;
+}
+
+/* Whether [vaddr, vaddr + size) is all mapped (a file page past the end
+ * of the file is not checked here); else *gap: the first address that is not. */
+static bool image_covers(const struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t *gap)
+{
+	*gap = vaddr;
+	if (vaddr > UINT64_MAX - size)
+		return false;
+	for (uint64_t at = vaddr, end = vaddr + size; at < end;) {
+		uint64_t next = image_stretch_end(ef, at);
+		if (!next) {
+			*gap = at;
+			return false;
+		}
+		at = next;
+	}
+	return true;
+}
+
+/* get-dynamic-info.h's checks of the relocation tags, for the machines
+ * with only RELA (x86-64, AArch64) or only REL (i386) relocations. */
+static void check_dynamic_info(struct elf_file *ef, const struct dyn_raw *r)
+{
+	bool only_rela = ef->machine == EM_X86_64_ || ef->machine == EM_AARCH64_;
+	bool only_rel = ef->machine == EM_386_;
+	if (r->has_pltrel && only_rela && r->pltrel != DT_RELA_) {
+		ef->dyn_assert = "info[DT_PLTREL]->d_un.d_val == DT_RELA";
+		ef->dyn_assert_line = 115;
+	} else if (r->has_pltrel && only_rel && r->pltrel != DT_REL_) {
+		ef->dyn_assert = "info[DT_PLTREL]->d_un.d_val == DT_REL";
+		ef->dyn_assert_line = 0;	/* not read for this machine */
+	} else if (r->has_rela && only_rela && r->has_relaent && r->relaent != (ef->is64 ? 24u : 12u)) {
+		ef->dyn_assert = "info[DT_RELAENT]->d_un.d_val == sizeof (ElfW(Rela))";
+		ef->dyn_assert_line = 123;
+	} else if (r->has_rel && only_rel && r->has_relent && r->relent != 8u) {
+		ef->dyn_assert = "info[DT_RELENT]->d_un.d_val == sizeof (ElfW(Rel))";
+		ef->dyn_assert_line = 0;
+	}
+}
+
+static void check_reloc_reach(struct elf_file *ef, const char *tag, bool present, uint64_t vaddr,
+			      uint64_t size)
+{
+	uint64_t gap;
+	/* a size that wraps the loader's end pointer: its loop reads nothing */
+	if (!present || !size || size >= (UINT64_C(1) << 63) || ef->reloc_fault_table ||
+	    image_covers(ef, vaddr, size, &gap))
+		return;
+	ef->reloc_fault_table = tag;
+	ef->reloc_fault_at = gap;
+}
+
+/* Whether vaddr lies in an executable PT_LOAD's pages. */
+static bool image_executable(const struct elf_file *ef, uint64_t vaddr)
+{
+	for (size_t i = 0; i < ef->nseg; i++) {
+		const struct elf_segment *s = &ef->seg[i];
+		uint64_t span = MAX(s->filesz, s->memsz);
+		if (s->type != PT_LOAD_ || !(s->flags & PF_X_) || s->vaddr > UINT64_MAX - span - 2 * IMAGE_PAGE)
+			continue;
+		uint64_t start = s->vaddr & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t end = (s->vaddr + span + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+		if (vaddr >= start && vaddr < end)
+			return true;
+	}
+	return false;
+}
+
+/* dl-init.c call_init: DT_INIT is called, DT_INIT_ARRAY read. */
+static void check_init(struct elf_file *ef, const struct dyn_raw *r)
+{
+	uint64_t gap;
+	bool any_load = false;
+	for (size_t i = 0; i < ef->nseg; i++)
+		any_load |= ef->seg[i].type == PT_LOAD_;
+	if (!any_load)
+		return;
+	if (r->has_init && !image_executable(ef, r->init)) {
+		ef->init_fault = "DT_INIT";
+		ef->init_fault_at = r->init;
+	} else if (r->has_init_array && r->init_arraysz >= (ef->is64 ? 8u : 4u) &&
+		   !image_covers(ef, r->init_array, MIN(r->init_arraysz, UINT64_MAX - r->init_array), &gap)) {
+		ef->init_fault = "DT_INIT_ARRAY";
+		ef->init_fault_at = gap;
+	}
+}
+
+/* elf_machine_rela_relative asserts each of the first DT_RELACOUNT
+ * entries is R_X86_64_RELATIVE. */
+static void check_relative(struct elf_file *ef)
+{
+	if (ef->machine != EM_X86_64_ || !ef->is64 || !ef->relacount || !ef->rela.count)
+		return;
+	uint64_t n = MIN(ef->relacount, ef->rela.count);
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t info;
+		if (!bytes_u64(&ef->rela.data, k * 24 + 8, &info))
+			return;
+		if ((info & 0xffffffffu) != 8 /* R_X86_64_RELATIVE */) {
+			ef->relative_assert = true;
+			return;
+		}
+	}
+}
+
 static void read_relocations(struct elf_file *ef, const struct dyn_raw *r)
 {
+	check_dynamic_info(ef, r);
+	check_reloc_reach(ef, "DT_RELA", r->has_rela, r->rela, r->relasz);
+	check_reloc_reach(ef, "DT_REL", r->has_rel, r->rel, r->relsz);
+	check_reloc_reach(ef, "DT_JMPREL", r->has_jmprel && r->has_pltrel, r->jmprel, r->pltrelsz);
 	if (r->has_rel)
 		read_reltab(ef, r->rel, r->relsz, false, &ef->rel);
 	if (r->has_rela)
@@ -886,6 +1019,13 @@ static void read_relocations(struct elf_file *ef, const struct dyn_raw *r)
 	ef->relcount = r->relcount;
 	ef->relacount = r->relacount;
 	ef->has_relr = r->relr != 0;
+	/* each symbolic relocation reads its symbol's DT_VERSYM entry */
+	bool symbolic = ef->rela.count + ef->rel.count + ef->jmprel.count > ef->relacount + ef->relcount ||
+			r->pltrelsz || (r->relasz && !ef->rela.count);
+	if (symbolic)
+		check_reloc_reach(ef, "DT_VERSYM", r->has_versym, r->versym, (uint64_t)ef->nsyms * 2);
+	check_relative(ef);
+	check_init(ef, r);
 }
 
 /* ---- sections by name ---- */

@@ -54,7 +54,7 @@ enum {
 	DT_SYMTAB_ = 6, DT_RELA_ = 7, DT_RELASZ_ = 8, DT_RELAENT_ = 9, DT_STRSZ_ = 10,
 	DT_SYMENT_ = 11, DT_INIT_ = 12, DT_SONAME_ = 14, DT_RPATH_ = 15, DT_SYMBOLIC_ = 16, DT_REL_ = 17,
 	DT_RELSZ_ = 18, DT_RELENT_ = 19, DT_PLTREL_ = 20, DT_TEXTREL_ = 22, DT_JMPREL_ = 23,
-	DT_BIND_NOW_ = 24, DT_INIT_ARRAYSZ_ = 27, DT_RUNPATH_ = 29, DT_FLAGS_ = 30, DT_RELRSZ_ = 35, DT_RELR_ = 36,
+	DT_BIND_NOW_ = 24, DT_INIT_ARRAY_ = 25, DT_INIT_ARRAYSZ_ = 27, DT_RUNPATH_ = 29, DT_FLAGS_ = 30, DT_RELRSZ_ = 35, DT_RELR_ = 36,
 	DT_GNU_HASH_ = 0x6ffffef5, DT_VERSYM_ = 0x6ffffff0, DT_RELACOUNT_ = 0x6ffffff9,
 	DT_RELCOUNT_ = 0x6ffffffa, DT_FLAGS_1_ = 0x6ffffffb, DT_VERDEF_ = 0x6ffffffc,
 	DT_VERDEFNUM_ = 0x6ffffffd, DT_VERNEED_ = 0x6ffffffe, DT_VERNEEDNUM_ = 0x6fffffff,
@@ -177,6 +177,23 @@ struct elf_file {
 	uint16_t verneed_version;		/* the first record's vn_version */
 	bool verneed_fault, verdef_fault;
 	uint64_t verneed_fault_at, verdef_fault_at;
+	/* elf_get_dynamic_info's assertion the dynamic section fails
+	 * (get-dynamic-info.h: DT_PLTREL not DT_RELA, DT_RELAENT not the size
+	 * of an Elf_Rela...): the expression and its line in glibc 2.36 */
+	const char *dyn_assert;
+	int dyn_assert_line;
+	/* a relocation table the loader reads that is not all in the memory
+	 * image: its tag ("DT_RELA"), NULL when none */
+	const char *reloc_fault_table;
+	uint64_t reloc_fault_at;
+	/* x86-64: one of the first DT_RELACOUNT relocations is not
+	 * R_X86_64_RELATIVE (elf_machine_rela_relative asserts it is) */
+	bool relative_assert;
+	/* what call_init would jump to or read outside the image: DT_INIT
+	 * outside executable memory, DT_INIT_ARRAY outside memory ("DT_INIT"
+	 * or "DT_INIT_ARRAY", NULL when neither) */
+	const char *init_fault;
+	uint64_t init_fault_at;
 
 	/* hash tables (one or both) */
 	bool has_gnu_hash, has_sysv_hash;

@@ -177,6 +177,41 @@ static struct lmap *find_loaded_file(struct process *p, uint64_t dev, uint64_t i
 	return NULL;
 }
 
+/* An ld.so assertion as glibc 2.36 prints it; the line number only for
+ * the release it was read from (line236 0: not known). */
+static const char *ldso_assert(struct process *p, const char *file, int line236, const char *fn,
+			       const char *expr)
+{
+	bool known = line236 && p->facts.glibc_major == 2 && p->facts.glibc_minor == 36;
+	return arena_printf(p->arena, "Inconsistency detected by ld.so: %s: %s%s%s: Assertion `%s' failed!",
+			    file, known ? arena_printf(p->arena, "%d", line236) : "", known ? ": " : "", fn, expr);
+}
+
+/* A corrupt version table: glibc's message (NULL when the process dies
+ * of a bad read), the object at fault and what is wrong with it. */
+static struct failure *corrupt(struct fail_list *fails, struct lmap *req, struct lmap *at_fault,
+			       const char *dlerror, bool dies, const char *detail)
+{
+	struct failure *f = fail_add(fails, FAIL_CORRUPT, req, true);
+	if (f) {
+		f->path = at_fault->path;
+		f->name = at_fault->name;
+		f->provider = at_fault;
+		f->dlerror = dlerror;
+		f->dies = dies;
+		f->detail = detail;
+	}
+	return f;
+}
+
+static struct failure *bad_read(struct process *p, struct fail_list *fails, struct lmap *req,
+				struct lmap *at_fault, const char *table, uint64_t vaddr)
+{
+	return corrupt(fails, req, at_fault, NULL, true,
+		       arena_printf(p->arena, "its %s lead to address %#llx, outside its memory: the "
+				    "loader's read faults (SIGSEGV)", table, (unsigned long long)vaddr));
+}
+
 /* _dl_map_object_from_fd's refusals, in its order.  NULL when loadable. */
 static const char *load_refusal(const struct process *p, const struct object *o, bool dlopen_mode,
 				bool *is_execstack)
@@ -350,6 +385,15 @@ static struct lmap *map_object(struct process *p, struct map_ctx *ctx, struct lm
 		}
 		return NULL;
 	}
+	if (o->elf.dyn_assert) {
+		/* elf_get_dynamic_info, right after the mapping */
+		corrupt(ctx->fails, requester, m,
+			ldso_assert(p, "get-dynamic-info.h", o->elf.dyn_assert_line, "elf_get_dynamic_info",
+				    o->elf.dyn_assert),
+			true, arena_printf(p->arena, "its dynamic section fails the loader's check %s",
+					   o->elf.dyn_assert));
+		return NULL;
+	}
 	if (execstack) {
 		struct failure *f = fail_add(ctx->fails, FAIL_EXECSTACK, requester, false);
 		if (f) {
@@ -442,41 +486,6 @@ static struct lmap *find_needed(struct process *p, const char *name, struct lmap
 	return NULL;
 }
 
-/* An ld.so assertion of dl-version.c, as glibc 2.36 prints it (the line
- * number only for the release it was read from). */
-static const char *version_assert(struct process *p, int line236, const char *fn, const char *expr)
-{
-	bool is236 = p->facts.glibc_major == 2 && p->facts.glibc_minor == 36;
-	return arena_printf(p->arena, "Inconsistency detected by ld.so: dl-version.c: %s%s%s: "
-			    "Assertion `%s' failed!", is236 ? arena_printf(p->arena, "%d", line236) : "",
-			    is236 ? ": " : "", fn, expr);
-}
-
-/* A corrupt version table: glibc's message (NULL when the process dies
- * of a bad read), the object at fault and what is wrong with it. */
-static struct failure *corrupt(struct fail_list *fails, struct lmap *req, struct lmap *at_fault,
-			       const char *dlerror, bool dies, const char *detail)
-{
-	struct failure *f = fail_add(fails, FAIL_CORRUPT, req, true);
-	if (f) {
-		f->path = at_fault->path;
-		f->name = at_fault->name;
-		f->provider = at_fault;
-		f->dlerror = dlerror;
-		f->dies = dies;
-		f->detail = detail;
-	}
-	return f;
-}
-
-static struct failure *bad_read(struct process *p, struct fail_list *fails, struct lmap *req,
-				struct lmap *at_fault, const char *table, uint64_t vaddr)
-{
-	return corrupt(fails, req, at_fault, NULL, true,
-		       arena_printf(p->arena, "its %s lead to address %#llx, outside its memory: the "
-				    "loader's read faults (SIGSEGV)", table, (unsigned long long)vaddr));
-}
-
 enum vmatch { VM_FOUND, VM_MISSING, VM_FAILED, VM_DIED };
 
 /* match_symbol: the provider's Verdef chain walked for (hash, name); every
@@ -486,7 +495,7 @@ static enum vmatch match_version(struct process *p, struct fail_list *fails, str
 {
 	const struct elf_file *pf = &prov->obj->elf;
 	if (pf->dt_verdef_value == 0) {
-		corrupt(fails, l, prov, version_assert(p, 87, "match_symbol", "def_offset != 0"), true,
+		corrupt(fails, l, prov, ldso_assert(p, "dl-version.c", 87, "match_symbol", "def_offset != 0"), true,
 			"its DT_VERDEF is 0");
 		return VM_DIED;
 	}
@@ -594,7 +603,7 @@ static void check_versions(struct process *p, struct fail_list *fails, struct lm
 		if (!prov) {
 			if (fails->have_first)
 				continue;	/* its loading failed: already reported */
-			corrupt(fails, l, l, version_assert(p, 204, "_dl_check_map_versions", "needed != NULL"), true,
+			corrupt(fails, l, l, ldso_assert(p, "dl-version.c", 204, "_dl_check_map_versions", "needed != NULL"), true,
 				arena_printf(p->arena, "Verneed record %zu names %s, which no loaded object is", i,
 					     vn->file));
 			return;
@@ -780,6 +789,18 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 	if (o->kind != OBJ_ELF || !o->elf_ok)
 		return;
 	const struct elf_file *ef = &o->elf;
+	if (ef->reloc_fault_table) {
+		bad_read(p, fails, l, l, arena_printf(p->arena, "relocations (%s)", ef->reloc_fault_table),
+			 ef->reloc_fault_at);
+		return;
+	}
+	if (ef->relative_assert) {
+		corrupt(fails, l, l,
+			ldso_assert(p, "../sysdeps/x86_64/dl-machine.h", 487, "elf_machine_rela_relative",
+				    "ELFW(R_TYPE) (reloc->r_info) == R_X86_64_RELATIVE"),
+			true, "one of its first DT_RELACOUNT relocations is not R_X86_64_RELATIVE");
+		return;
+	}
 	bool needs_static_tls = !startup && ef->has_tls && (ef->dt_flags & DF_STATIC_TLS_) && ef->tls_memsz;
 	if (needs_static_tls) {
 		if (!static_tls_take(p, ef)) {
@@ -1293,6 +1314,19 @@ void proc_dlopen_mode(struct process *p, const char *path, const struct dlopen_m
 		if (!m || m->relocated)
 			continue;
 		relocate(p, &fl, m, bfs.item, bfs.n, false);
+	}
+	/* call_init, dependencies first: a constructor outside the object */
+	for (size_t i = bfs.n; i-- > 0 && !fl.have_first;) {
+		struct lmap *m = sorted[i];
+		const struct object *o = m ? m->obj : NULL;
+		if (!o || m->relocated || o->kind != OBJ_ELF || !o->elf_ok || !o->elf.init_fault)
+			continue;
+		if (str_eq(o->elf.init_fault, "DT_INIT"))
+			corrupt(&fl, m, m, NULL, true,
+				arena_printf(p->arena, "its DT_INIT, %#llx, is not in an executable segment: calling "
+						       "it faults (SIGSEGV)", (unsigned long long)o->elf.init_fault_at));
+		else
+			bad_read(p, &fl, m, m, "constructors (DT_INIT_ARRAY)", o->elf.init_fault_at);
 	}
 	link_causes(p, &fl);
 	r->fail = fl.item;
