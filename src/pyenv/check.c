@@ -811,12 +811,23 @@ static void record_mismatch(struct check_ctx *x)
 				val_push(a, list, o);
 			}
 		}
-		if (!missing && !sized && !hashed)
+		if (!missing && !sized && !hashed && !d->problems.n)
 			continue;
 		struct finding *f = finding_add(&s->findings, "record-mismatch", SEV_WARNING, d->meta);
-		finding_title(&s->findings, f, "%s %s does not match its RECORD: %zu missing, %zu of another size%s",
-			      d->name, d->version ? d->version : "", missing, sized,
-			      x->o->verify_hashes ? arena_printf(a, ", %zu with other content", hashed) : "");
+		if (missing || sized || hashed)
+			finding_title(&s->findings, f, "%s %s does not match its RECORD: %zu missing, %zu of another "
+				      "size%s", d->name, d->version ? d->version : "", missing, sized,
+				      x->o->verify_hashes ? arena_printf(a, ", %zu with other content", hashed) : "");
+		else
+			finding_title(&s->findings, f, "%s %s: its RECORD has %zu line%s it cannot be checked against",
+				      d->name, d->version ? d->version : "", d->problems.n, d->problems.n == 1 ? "" : "s");
+		/* malformed lines, sizes out of range: said, not taken as a size */
+		struct value *bad = val_arr(a);
+		for (size_t k = 0; k < d->problems.n; k++) {
+			val_push(a, bad, val_str(a, d->problems.item[k]));
+			finding_line(&s->findings, f, "%s: %s", d->meta, (const char *)d->problems.item[k]);
+		}
+		val_set(a, f->fields, "record_problems", bad);
 		val_set_str(a, f->fields, "distribution", d->name);
 		val_set_int(a, f->fields, "missing", (int64_t)missing);
 		val_set_int(a, f->fields, "size_differs", (int64_t)sized);

@@ -120,8 +120,12 @@ void record_parse(struct arena *a, const char *base, const char *text, size_t le
 		f->size = -1;
 		if (*size) {
 			char *e;
+			errno = 0;
 			long long v = strtoll(size, &e, 10);
-			if (*e == '\0' && v >= 0)
+			if (*e == '\0' && v >= 0 && errno == ERANGE)
+				problem(a, d, "RECORD line %zu: size \"%s\" is out of range (over 2^63 - 1 bytes)",
+					lineno, size);
+			else if (*e == '\0' && v >= 0 && e != size)
 				f->size = v;
 			else
 				problem(a, d, "RECORD line %zu: size \"%s\" is not a number", lineno, size);

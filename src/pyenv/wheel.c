@@ -180,23 +180,62 @@ bool wheel_tag_supported(struct arena *a, const struct wheel_tag *t, const struc
 
 /* ---- the archive ---- */
 
-static bool safe_member_name(const char *n)
+/* NAME_MAX of Linux file systems: pip's open() of a longer component
+ * fails with ENAMETOOLONG */
+#define MEMBER_NAME_MAX 255
+
+/*
+ * The member name as pip installs it, or NULL with *why.  pip joins the
+ * name to the install folder and normalises it (os.path.join, normpath):
+ * "a//b", "a/./b" and "a/x/../b" are "a/b", a backslash is a plain
+ * character on Linux; a name that then lies outside the folder (absolute,
+ * or ".." above it) is refused ("trying to install outside the target
+ * directory"); a component over NAME_MAX or a name as long as PATH_MAX
+ * makes its open() fail ("[Errno 36] File name too long").
+ */
+static char *member_install_name(struct arena *a, const char *n, const char **why)
 {
-	if (!n[0] || n[0] == '/' || strchr(n, '\\') || strlen(n) >= PATH_MAX / 2)
-		return false;
-	const char *p = n;
-	while (*p) {
-		const char *e = strchr(p, '/');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if ((len == 2 && p[0] == '.' && p[1] == '.') || (len == 1 && p[0] == '.'))
-			return false;
-		if (len == 0 && e && e != n + strlen(n) - 1)
-			return false;	/* "a//b" */
-		p += len;
-		if (*p == '/')
-			p++;
+	size_t nl = strlen(n);
+	*why = NULL;
+	if (n[0] == '/') {
+		*why = "member name is absolute: pip refuses the wheel (\"trying to install outside the target "
+		       "directory\")";
+		return NULL;
 	}
-	return true;
+	if (nl >= PATH_MAX) {
+		*why = arena_printf(a, "member name of %zu bytes, over PATH_MAX (%d): pip's install fails with "
+				    "\"[Errno 36] File name too long\"", nl, PATH_MAX);
+		return NULL;
+	}
+	char *out = arena_alloc(a, nl + 2), *o = out;
+	for (const char *p = n; *p;) {
+		size_t len = strcspn(p, "/");
+		if (len > MEMBER_NAME_MAX) {
+			*why = arena_printf(a, "member name with a component of %zu bytes, over NAME_MAX (%d): pip's "
+					    "install fails with \"[Errno 36] File name too long\"", len, MEMBER_NAME_MAX);
+			return NULL;
+		}
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			if (o == out) {
+				*why = "member name escapes the install folder (..): pip refuses the wheel (\"trying to "
+				       "install outside the target directory\")";
+				return NULL;
+			}
+			for (o--; o > out && o[-1] != '/'; o--)
+				;	/* back over the last component kept */
+		} else if (len && !(len == 1 && p[0] == '.')) {
+			memcpy(o, p, len);
+			o += len;
+			*o++ = '/';
+		}
+		p += len;
+		p += *p == '/';
+	}
+	/* a directory entry keeps its trailing slash */
+	if (o > out && n[nl - 1] != '/')
+		o--;
+	*o = '\0';
+	return out;
 }
 
 static const char *field_value(struct arena *a, const char *text, size_t len, const char *key)
@@ -445,10 +484,13 @@ static enum status wheel_load(struct arena *a, const char *path, zip_t *z, struc
 		if (zip_stat_index(z, (zip_uint64_t)i, 0, &zs) != 0 || !(zs.valid & ZIP_STAT_NAME))
 			return diag_set(d, ST_MALFORMED, path, DIAG_NO_OFFSET, "member %lld cannot be read: %s",
 					(long long)i, zip_strerror(z));
-		const char *name = zs.name;
-		if (!safe_member_name(name))
-			return diag_set(d, ST_MALFORMED, arena_printf(a, "%s(%s)", path, name), DIAG_NO_OFFSET,
-					"member name escapes the install folder (absolute, .., or \\)");
+		const char *why;
+		const char *name = member_install_name(a, zs.name, &why);
+		if (!name)
+			return diag_set(d, ST_MALFORMED, arena_printf(a, "%s(%s)", path, zs.name), DIAG_NO_OFFSET,
+					"%s", why);
+		if (!*name)
+			continue;	/* "./": the install folder itself */
 		struct wheel_member *m = &w->m[w->nm];
 		size_t nl = strlen(name);
 		m->is_dir = nl && name[nl - 1] == '/';
@@ -572,7 +614,6 @@ static const char *destination(struct arena *a, const struct wheel *w, const cha
 enum status wheel_install_overlay(struct scan *s, struct wheel *w, const char *site, const char *prefix,
 				  const struct dist *replaced, struct ptrvec *placed, struct diag *d)
 {
-	(void)d;
 	struct arena *a = &s->arena;
 	if (!s->fs.vfs) {
 		s->fs.vfs = arena_calloc(a, 1, sizeof *s->fs.vfs);
@@ -590,6 +631,10 @@ enum status wheel_install_overlay(struct scan *s, struct wheel *w, const char *s
 		const char *dest = destination(a, w, m->name, site, prefix);
 		if (!dest)
 			continue;
+		if (strlen(dest) >= PATH_MAX)
+			return diag_set(d, ST_MALFORMED, arena_printf(a, "%s(%s)", w->path, m->name), DIAG_NO_OFFSET,
+					"installed as %s, a path of %zu bytes, over PATH_MAX (%d): pip's install fails "
+					"with \"[Errno 36] File name too long\"", dest, strlen(dest), PATH_MAX);
 		char norm[PATH_MAX];
 		path_normalize(dest, norm, sizeof norm);
 		if (m->is_dir) {

@@ -309,4 +309,68 @@ done
 $ABISCOPE why --color never "$FX/deep/libl0.so" >"$FX/deep.txt" 2>&1
 expect_contains "$(cat "$FX/deep.txt")" "deeper than 64 levels: not drawn" "why of a 70-deep chain: says where the tree stops"
 
+# ---- 18. wheel member names: refused for pip's own reason, accepted where
+# pip installs them (the oracle: a real pip install --target of each wheel)
+mkdir -p "$FX/names"
+python3 - "$FX/names" <<'PY'
+import base64, hashlib, sys, zipfile
+fx = sys.argv[1]
+def wheel(tag, member):
+    di = "pkg-1.0.dist-info"
+    with zipfile.ZipFile("%s/%s/pkg-1.0-py3-none-any.whl" % (fx, tag), "w") as z:
+        rec = []
+        for n, data in (("pkg/__init__.py", ""), (member, "x = 1\n")):
+            z.writestr(n, data)
+            h = base64.urlsafe_b64encode(hashlib.sha256(data.encode()).digest()).rstrip(b"=").decode()
+            rec.append("%s,sha256=%s,%d" % (n, h, len(data)))
+        z.writestr(di + "/METADATA", "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
+        z.writestr(di + "/WHEEL", "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(di + "/RECORD", "\n".join(rec + [di + "/METADATA,,", di + "/WHEEL,,", di + "/RECORD,,"]) + "\n")
+import os
+for tag, member in (("dslash", "pkg//mod.py"), ("dot", "pkg/./y.py"), ("up", "pkg/sub/../x.py"),
+                    ("long2100", "pkg/" + ("d" * 200 + "/") * 10 + "e" * 90 + ".py"),
+                    ("longcomp", "pkg/" + "a" * 2044), ("escape", "pkg/../../x.py")):
+    os.makedirs("%s/%s" % (fx, tag))
+    wheel(tag, member)
+PY
+havepip=0
+python3 -m pip --version >/dev/null 2>&1 && havepip=1
+pip_install() {	# pip_install TAG: a real install into a folder of its own; its output in $FX/names/TAG.pip
+	python3 -m pip install --no-deps --no-index --no-cache-dir --disable-pip-version-check \
+		--target "$FX/names/$1/target" "$FX/names/$1/pkg-1.0-py3-none-any.whl" >"$FX/names/$1.pip" 2>&1
+}
+for tag in dslash dot up long2100; do
+	$ABISCOPE wheel --color never "$FX/names/$tag/pkg-1.0-py3-none-any.whl" >"$FX/names/$tag.out" 2>&1
+	expect_eq "$?" 0 "wheel whose member is named as in $tag: accepted (exit 0)"
+	if [ "$havepip" = 1 ]; then
+		pip_install "$tag"
+		expect_eq "$?" 0 "pip installs the $tag wheel too"
+	else
+		pass "pip installs the $tag wheel too # SKIP no pip"
+	fi
+done
+$ABISCOPE wheel --color never "$FX/names/longcomp/pkg-1.0-py3-none-any.whl" >"$FX/names/longcomp.out" 2>&1
+expect_eq "$?" 3 "wheel with a 2,044-byte name component: refused (exit 3)"
+expect_contains "$(cat "$FX/names/longcomp.out")" 'over NAME_MAX (255): pip'"'"'s install fails with "[Errno 36] File name too long"' \
+	"wheel with a 2,044-byte name component: pip's reason, not 'escapes the install folder'"
+$ABISCOPE wheel --color never "$FX/names/escape/pkg-1.0-py3-none-any.whl" >"$FX/names/escape.out" 2>&1
+expect_eq "$?" 3 "wheel with pkg/../../x.py: refused (exit 3)"
+expect_contains "$(cat "$FX/names/escape.out")" "member name escapes the install folder (..)" "wheel with pkg/../../x.py: escapes"
+if [ "$havepip" = 1 ]; then
+	pip_install longcomp
+	expect_contains "$(cat "$FX/names/longcomp.pip")" "[Errno 36] File name too long" "pip fails on the long component, for that reason"
+	pip_install escape
+	expect_contains "$(cat "$FX/names/escape.pip")" "trying to install outside the target directory" "pip refuses pkg/../../x.py"
+else
+	pass "pip fails on the long component # SKIP no pip"
+fi
+
+# ---- 18. a RECORD size past int64 is out of range, not INT64_MAX
+make_env "$FX/env18"
+printf 'pkg/_m.cpython-311-x86_64-linux-gnu.so,,100000000000000000000000\npkg-1.0.dist-info/RECORD,,\n' \
+	>"$FX/env18/lib/python3.11/site-packages/pkg-1.0.dist-info/RECORD"
+$ABISCOPE check -v --color never "$FX/env18" >"$FX/env18.txt" 2>&1
+expect_contains "$(cat "$FX/env18.txt")" 'size "100000000000000000000000" is out of range' "check: a RECORD size of 10^23 is out of range"
+expect_not_contains "$(cat "$FX/env18.txt")" "9223372036854775807" "check: ... and not shown as INT64_MAX"
+
 finish
