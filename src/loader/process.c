@@ -151,30 +151,59 @@ static struct lmap *new_map(struct process *p, struct object *o, const char *rea
 	return m;
 }
 
+/* Whether m is still in the namespace (a failed dlopen truncates maps). */
+static bool map_live(const struct process *p, const struct lmap *m)
+{
+	return m->maps_index < p->maps.n && p->maps.item[m->maps_index] == m;
+}
+
+/* by_name keeps, for each name, the first live map in maps order. */
+static void index_name(struct process *p, struct lmap *m, const char *name)
+{
+	struct lmap *cur = strmap_get(&p->by_name, name);
+	if (!cur || !map_live(p, cur) || m->maps_index < cur->maps_index)
+		strmap_put(p->arena, &p->by_name, name, m);
+}
+
+/* Appends m to the namespace, under each name it answers to. */
+static void maps_add(struct process *p, struct lmap *m)
+{
+	m->maps_index = p->maps.n;
+	ptrvec_push(p->arena, &p->maps, m);
+	index_name(p, m, m->name);
+	for (size_t i = 0; i < m->names.n; i++)
+		index_name(p, m, m->names.item[i]);
+	const struct object *o = m->obj;
+	if (o->kind == OBJ_ELF && o->elf_ok && o->elf.soname)
+		index_name(p, m, o->elf.soname);
+	struct lmap *same = idmap_get(&p->by_file, o->dev, o->ino);
+	if (!same || !map_live(p, same))
+		idmap_put(p->arena, &p->by_file, o->dev, o->ino, m);
+}
+
 static void add_name(struct process *p, struct lmap *m, const char *name)
 {
-	if (!name_matches_map(m, name))
-		ptrvec_push(p->arena, &m->names, arena_strdup(p->arena, name));
+	if (name_matches_map(m, name))
+		return;
+	char *copy = arena_strdup(p->arena, name);
+	ptrvec_push(p->arena, &m->names, copy);
+	if (map_live(p, m))
+		index_name(p, m, copy);
 }
 
+/* The first map in the namespace that answers to name (_dl_name_match_p
+ * over the namespace list), through the index. */
 static struct lmap *find_loaded(struct process *p, const char *name)
 {
-	for (size_t i = 0; i < p->maps.n; i++) {
-		struct lmap *m = p->maps.item[i];
-		if (name_matches_map(m, name))
-			return m;
-	}
-	return NULL;
+	struct lmap *m = strmap_get(&p->by_name, name);
+	return m && map_live(p, m) ? m : NULL;
 }
 
+/* The first map of the file (dev, ino): _dl_map_object's same-file check. */
 static struct lmap *find_loaded_file(struct process *p, uint64_t dev, uint64_t ino)
 {
-	for (size_t i = 0; i < p->maps.n; i++) {
-		struct lmap *m = p->maps.item[i];
-		if (m->obj->dev == dev && m->obj->ino == ino)
-			return m;
-	}
-	return NULL;
+	struct lmap *m = idmap_get(&p->by_file, dev, ino);
+	return m && map_live(p, m) ? m : NULL;
 }
 
 /* An ld.so assertion as glibc 2.36 prints it; the line number only for
@@ -403,7 +432,7 @@ static struct lmap *map_object(struct process *p, struct map_ctx *ctx, struct lm
 			f->requester_path = m->path;
 		}
 	}
-	ptrvec_push(p->arena, &p->maps, m);
+	maps_add(p, m);
 	return m;
 }
 
@@ -424,17 +453,21 @@ static void list_push(struct arena *a, struct list *l, struct lmap *m)
 	l->item[l->n++] = m;
 }
 
-static bool list_has(const struct list *l, const struct lmap *m)
+/* Appends m unless the list holds it already (members: its set). */
+static void list_add_new(struct arena *a, struct list *l, struct idmap *members, struct lmap *m)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (l->item[i] == m)
-			return true;
-	return false;
+	if (idmap_get(members, (uint64_t)(uintptr_t)m, 0))
+		return;
+	idmap_put(a, members, (uint64_t)(uintptr_t)m, 0, MAP_YES);
+	list_push(a, l, m);
 }
 
 static void map_deps(struct process *p, struct map_ctx *ctx, struct list *bfs)
 {
 	p->sim_errno = 0;	/* _dl_map_object_deps clears errno first */
+	struct idmap members = { 0 };
+	for (size_t i = 0; i < bfs->n; i++)
+		idmap_put(p->arena, &members, (uint64_t)(uintptr_t)bfs->item[i], 0, MAP_YES);
 	for (size_t i = 0; i < bfs->n; i++) {
 		struct lmap *l = bfs->item[i];
 		struct object *o = l->obj;
@@ -455,8 +488,8 @@ static void map_deps(struct process *p, struct map_ctx *ctx, struct list *bfs)
 		}
 		for (size_t k = 0; k < l->nneeded; k++) {
 			struct lmap *dep = l->needed[k];
-			if (dep && !list_has(bfs, dep))
-				list_push(p->arena, bfs, dep);
+			if (dep)
+				list_add_new(p->arena, bfs, &members, dep);
 		}
 		/* DT_FILTER objects must load; DT_AUXILIARY ones may fail silently. */
 		for (size_t k = 0; k < ef->nfilter + ef->nauxiliary; k++) {
@@ -467,8 +500,8 @@ static void map_deps(struct process *p, struct map_ctx *ctx, struct list *bfs)
 					      .deepbind = ctx->deepbind };
 			/* an auxiliary filter that fails to load is ignored (dl-deps.c) */
 			struct lmap *dep = map_object(p, &c2, l, name, false, l);
-			if (dep && !list_has(bfs, dep))
-				list_push(p->arena, bfs, dep);
+			if (dep)
+				list_add_new(p->arena, bfs, &members, dep);
 		}
 	}
 }
@@ -640,30 +673,16 @@ static void check_versions(struct process *p, struct fail_list *fails, struct lm
 struct sorter {
 	struct lmap **rpo;
 	size_t head;
-	struct lmap **visited;
-	size_t nvisited, cap;
+	struct idmap visited;
 	const struct lmap *root;
 	struct arena *a;
 };
 
-static bool visited(const struct sorter *s, const struct lmap *m)
-{
-	for (size_t i = 0; i < s->nvisited; i++)
-		if (s->visited[i] == m)
-			return true;
-	return false;
-}
-
 static void dfs_visit(struct sorter *s, struct lmap *m)
 {
-	if (visited(s, m) || s->head == 0)
+	if (s->head == 0 || idmap_get(&s->visited, (uint64_t)(uintptr_t)m, 0))
 		return;
-	if (s->nvisited == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 32;
-		s->visited = arena_grow(s->a, s->visited, s->nvisited, cap, sizeof *s->visited);
-		s->cap = cap;
-	}
-	s->visited[s->nvisited++] = m;
+	idmap_put(s->a, &s->visited, (uint64_t)(uintptr_t)m, 0, MAP_YES);
 	/* The dlopen root has no l_initfini yet when glibc sorts. */
 	if (m != s->root) {
 		for (size_t k = 0; k < m->nneeded; k++) {
@@ -781,6 +800,52 @@ static bool static_tls_take(struct process *p, const struct elf_file *ef)
 	return true;
 }
 
+#define LOOKUP_MEMO_MAX 262144	/* entries: bounds its memory to a few MiB */
+
+struct memo_entry {
+	bool found;
+	struct lookup_result res;
+};
+
+static uint64_t hash_str64(uint64_t h, const char *s)
+{
+	return hash64_bytes(h, s ? s : "", s ? strlen(s) + 1 : 0);
+}
+
+/*
+ * lookup_symbol for a relocation, through the pass's memo: the answer
+ * depends only on the scopes (fixed within a pass: the requester's
+ * RTLD_DEEPBIND order), the name, the version and the lookup class, so
+ * each distinct reference walks the scopes once.  Without the memo a
+ * chain of N objects that each miss a weak symbol walked N objects N
+ * times (issue 13 item 18).
+ */
+static bool lookup_reloc(struct process *p, struct lmap *l, const struct elf_symref *r,
+			 const struct lookup_version *ver, struct lmap **const *scopes, const size_t *scope_n,
+			 struct lookup_result *res)
+{
+	if (!p->lookup_memo)
+		return lookup_symbol(p, l, r->name, r->gnu_hash, ver, r->lookup_class, scopes, scope_n, 2, res);
+	uint8_t tag[3] = { l->deepbind, r->lookup_class, ver ? 1 + ver->hidden : 0 };
+	uint64_t h1 = hash64_bytes(HASH64_INIT, tag, sizeof tag), h2 = hash64_bytes(~HASH64_INIT, tag, sizeof tag);
+	h1 = hash_str64(hash_str64(hash_str64(h1, r->name), ver ? ver->name : NULL), ver ? ver->filename : NULL);
+	h2 = hash_str64(hash_str64(hash_str64(h2 * 31 + 7, r->name), ver ? ver->name : NULL),
+			ver ? ver->filename : NULL);
+	struct memo_entry *e = idmap_get(p->lookup_memo, h1, h2);
+	if (e) {
+		*res = e->res;
+		return e->found;
+	}
+	bool found = lookup_symbol(p, l, r->name, r->gnu_hash, ver, r->lookup_class, scopes, scope_n, 2, res);
+	if (p->lookup_memo->n < LOOKUP_MEMO_MAX) {
+		e = arena_alloc(p->arena, sizeof *e);
+		e->found = found;
+		e->res = *res;
+		idmap_put(p->arena, p->lookup_memo, h1, h2, e);
+	}
+	return found;
+}
+
 /* startup: the executable's start, whose TLS is all in the initial block. */
 static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 		     struct lmap **sl, size_t nsl, bool startup)
@@ -829,8 +894,7 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 		bool hasver;
 		ref_version(ef, vs, nvs, r->symidx, &ver, &hasver);
 		struct lookup_result res;
-		bool found = lookup_symbol(p, l, r->name, r->gnu_hash, hasver ? &ver : NULL,
-					   r->lookup_class, scopes, scope_n, 2, &res);
+		bool found = lookup_reloc(p, l, r, hasver ? &ver : NULL, scopes, scope_n, &res);
 		if (found && res.assumed) {
 			ptrvec_push(p->arena, &p->assumed,
 				    arena_printf(p->arena, "%s (%s)", r->name, res.map->path));
@@ -1108,11 +1172,14 @@ static void startup_check(struct process *p, struct fail_list *fl, struct list *
 	sort_initfini(a, bfs->item, bfs->n, p->main, sorted);
 	bool lazy = p->opt.lazy;
 	p->opt.lazy = true;	/* GLRO(dl_lazy): objects bind lazily unless told not to */
+	struct idmap memo = { 0 };
+	p->lookup_memo = &memo;
 	for (size_t i = bfs->n; i-- > 0 && !fl->have_first;) {
 		struct lmap *m = sorted[i];
 		if (m && !m->is_interp)
 			relocate(p, fl, m, bfs->item, bfs->n, true);
 	}
+	p->lookup_memo = NULL;
 	p->opt.lazy = lazy;
 	if (fl->have_first) {
 		const struct failure *f = &fl->item[fl->first];
@@ -1180,7 +1247,7 @@ enum status proc_init(struct process *p, struct arena *a, struct objcache *oc,
 		p->main->is_main = true;
 		p->main->how = FOUND_EXECUTABLE;
 		p->main->seq = p->seq++;
-		ptrvec_push(a, &p->maps, p->main);
+		maps_add(p, p->main);
 	}
 	/* The interpreter is in the namespace from the start, under its
 	 * PT_INTERP name and its SONAME. */
@@ -1198,7 +1265,7 @@ enum status proc_init(struct process *p, struct arena *a, struct objcache *oc,
 		p->interp->is_interp = true;
 		p->interp->how = FOUND_INTERP;
 		p->interp->seq = p->seq++;
-		ptrvec_push(a, &p->maps, p->interp);
+		maps_add(p, p->interp);
 	}
 	setup_llp(p);
 	if (p->main) {
@@ -1309,12 +1376,15 @@ void proc_dlopen_mode(struct process *p, const char *path, const struct dlopen_m
 	/* Relocation: dependencies first, in glibc's DFS order. */
 	struct lmap **sorted = arena_calloc(p->arena, bfs.n, sizeof *sorted);
 	sort_initfini(p->arena, bfs.item, bfs.n, root, sorted);
+	struct idmap memo = { 0 };
+	p->lookup_memo = &memo;
 	for (size_t i = bfs.n; i-- > 0;) {
 		struct lmap *m = sorted[i];
 		if (!m || m->relocated)
 			continue;
 		relocate(p, &fl, m, bfs.item, bfs.n, false);
 	}
+	p->lookup_memo = NULL;
 	/* call_init, dependencies first: a constructor outside the object */
 	for (size_t i = bfs.n; i-- > 0 && !fl.have_first;) {
 		struct lmap *m = sorted[i];

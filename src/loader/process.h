@@ -92,6 +92,7 @@ struct lmap {
 	size_t nsearchlist;
 	struct lmap **scope;		/* local scope: the search list of its dlopen root */
 	size_t nscope;
+	size_t maps_index;		/* where it sits in process.maps (see find_loaded) */
 };
 
 /*
@@ -182,6 +183,14 @@ struct process {
 	 * MAP_YES existing, MAP_NO nonexisting; absent = unknown.  It and
 	 * the simulated errno decide the strerror() of "cannot open". */
 	struct strmap dirstatus;
+	/* every name a map answers to -> the first live map in maps order
+	 * answering to it: find_loaded without a scan of every map */
+	struct strmap by_name;
+	struct idmap by_file;	/* (st_dev, st_ino) -> the first live map of that file */
+	/* while a relocation pass runs: its lookups' results by a 128-bit
+	 * hash of the reference (the scopes do not change within a pass),
+	 * NULL otherwise */
+	struct idmap *lookup_memo;
 	int sim_errno;
 	struct failure *startup_fail;	/* failures of the executable's own start */
 	size_t nstartup_fail;
