@@ -1197,6 +1197,38 @@ static enum status summary_from(struct reader *r, json_t *o, struct snap_summary
 	return r->failed ? ST_MALFORMED : ST_OK;
 }
 
+/* The value of a top-level member the writer puts before the summary
+ * (text[0..end)), or NULL.  A key cannot occur raw inside a string value:
+ * its quotes would be escaped. */
+static json_t *header_member(const char *text, size_t end, const char *key)
+{
+	const char *at = memmem(text, end, key, strlen(key));
+	if (!at)
+		return NULL;
+	size_t off = (size_t)(at - text) + strlen(key);
+	json_error_t err;
+	return json_loadb(text + off, end - off, JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY, &err);
+}
+
+/* What check --host refuses in the header, fleet refuses too (issue 13
+ * item 18): not a snapshot, or of another format version. */
+static enum status check_header(const char *text, size_t end, const char *name, struct diag *d)
+{
+	json_t *fmt = header_member(text, end, "\"format\":");
+	json_t *ver = header_member(text, end, "\"version\":");
+	enum status st = ST_OK;
+	if (!json_is_string(fmt) || !str_eq(json_string_value(fmt), SNAPSHOT_FORMAT))
+		st = diag_set(d, ST_MALFORMED, name, DIAG_NO_OFFSET, "not an abiscope snapshot (no \"format\": \"%s\")",
+			      SNAPSHOT_FORMAT);
+	else if (!json_is_integer(ver) || json_integer_value(ver) != SNAPSHOT_VERSION)
+		st = diag_set(d, ST_UNSUPPORTED, name, DIAG_NO_OFFSET,
+			      "snapshot format version %lld; this abiscope reads version %d",
+			      json_is_integer(ver) ? (long long)json_integer_value(ver) : 0LL, SNAPSHOT_VERSION);
+	json_decref(fmt);
+	json_decref(ver);
+	return st;
+}
+
 enum status snapshot_parse_summary(struct arena *a, const char *text, size_t len, const char *name,
 				   struct snap_summary *sum, struct diag *d)
 {
@@ -1205,6 +1237,8 @@ enum status snapshot_parse_summary(struct arena *a, const char *text, size_t len
 	const char *at = memmem(text, len, key, sizeof key - 1);
 	if (!at)
 		return diag_set(d, ST_MALFORMED, name, DIAG_NO_OFFSET, "no \"summary\" (not an abiscope snapshot?)");
+	if (check_header(text, (size_t)(at - text), name, d) != ST_OK)
+		return d->status;
 	size_t off = (size_t)(at - text) + sizeof key - 1;
 	json_error_t err;
 	json_t *o = json_loadb(text + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &err);
@@ -1256,6 +1290,12 @@ enum status snapshot_read_summary(struct arena *a, const char *path, struct snap
 		struct diag tmp;
 		diag_clear(&tmp);
 		st = check_values(path, text, len, &tmp);
+		const char *at = st == ST_OK ? memmem(text, len, "\"summary\":", 10) : NULL;
+		if (at && check_header(text, (size_t)(at - text), path, &tmp) != ST_OK) {
+			*d = tmp;	/* the header is whole: more text will not mend it */
+			st = tmp.status;
+			break;
+		}
 		if (st == ST_OK && snapshot_parse_summary(a, text, len, path, sum, &tmp) == ST_OK)
 			break;
 		if (eof || st != ST_OK) {

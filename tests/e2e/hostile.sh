@@ -128,7 +128,7 @@ python3 - "$FX" <<'PY'
 import gzip, sys
 fx = sys.argv[1]
 with gzip.open(fx + "/zeros.json.gz", "wb", compresslevel=6) as f:
-    f.write(b'{"summary": [')
+    f.write(b'{"format": "abiscope-snapshot", "version": 1, "summary": [')
     chunk = b"0," * 1000000
     for _ in range(20):
         f.write(chunk)
@@ -417,5 +417,23 @@ else
 	fail "8x the chain costs about 8x the CPU, not 64x (${t500} s, ${t4000} s)" "ratio over 20: superlinear"
 fi
 rm -rf "$FX/chain/c500" "$FX/chain/c4000"	# 38 MB
+
+# ---- 18. fleet refuses what check --host refuses in a snapshot's header
+python3 - "$FX/s1.json" "$FX/notsnap" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for name, key, val in (("ver999.json", "version", 999), ("otherfmt.json", "format", "other")):
+    k = dict(j)
+    k[key] = val
+    json.dump(k, open("%s/%s" % (sys.argv[2], name), "w"))
+PY
+for f in ver999.json otherfmt.json; do
+	$ABISCOPE check --host "$FX/notsnap/$f" >"$FX/notsnap/c.txt" 2>&1
+	expect_eq "$?" 3 "check --host of a snapshot with $f: refused"
+	$ABISCOPE fleet "$FX/notsnap/$f" >"$FX/notsnap/f.txt" 2>&1
+	expect_eq "$?" 3 "fleet of a snapshot with $f: refused as well"
+	expect_contains "$(cat "$FX/notsnap/f.txt")" "$(grep -o 'snapshot format version 999.*\|not an abiscope snapshot.*' "$FX/notsnap/c.txt" | head -1)" \
+		"fleet of $f: check --host's reason"
+done
 
 finish
