@@ -633,14 +633,15 @@ static void scan_line(const char *p, const char *e, int *depth, char *triple)
 	}
 }
 
-/* A compound statement's header: a keyword, and ':' ends the line. */
-static bool is_header(const char *q, const char *le)
+/* A compound statement's header: a keyword, and ':' ends the line, or its
+ * brackets go on to the next lines ("def f(\n    x,\n) -> T:"). */
+static bool is_header(const char *q, const char *le, bool brackets_open)
 {
 	static const char *const kw[] = { "if", "elif", "else", "try", "except", "finally", "with", "for",
 					  "while", "def", "class", "async", "match", "case" };
 	const char *hash = memchr(q, '#', (size_t)(le - q));
 	const char *e = trim_end(q, hash ? hash : le);
-	if (e == q || e[-1] != ':')
+	if (e == q || (e[-1] != ':' && !brackets_open))
 		return false;
 	for (size_t i = 0; i < ARRAY_SIZE(kw); i++)
 		if (keyword(q, e, kw[i]))
@@ -724,7 +725,7 @@ static void read_module(struct reader *r, const char *path, int depth)
 			close_blocks(fs, indent);
 			const struct block *cond;
 			int runs = line_runs(fs, &cond);
-			if (is_header(q, le)) {
+			if (is_header(q, le, brackets > 0)) {
 				open_block(r, fs, q, le, indent, at.lineno);
 				if (fs->nblock && fs->block[fs->nblock - 1].kind == B_BODY &&
 				    fs->block[fs->nblock - 1].line == at.lineno)
