@@ -632,7 +632,7 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 	if (c->ngpu_fail)
 		fprintf(t->out, ", %zu would fail on the GPU", c->ngpu_fail);
 	if (c->ncannot_tell)
-		fprintf(t->out, "; cannot tell for %zu (each depends on a library its package loads itself)",
+		fprintf(t->out, "; cannot tell for %zu (each depends on what its package does as it imports: see below)",
 			c->ncannot_tell);
 	if (drv) {
 		const struct env_check *d = &drv->envs[i];

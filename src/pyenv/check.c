@@ -579,6 +579,26 @@ static void depends_on(struct check_ctx *x, struct module_verdict *v, const stru
 	v->depends_on = sl;
 }
 
+/* torch is not installed and the package imports it only under a
+ * condition abiscope cannot decide: the import may stop there or not. */
+static void torch_import_depends(struct check_ctx *x, struct module_verdict *v, const struct pkg_init *pi)
+{
+	struct scan *s = x->s;
+	const struct inv_obj *io = v->io;
+	const char *mod = io->module ? io->module : path_basename(io->path);
+	struct finding *f = finding_add(&s->findings, "depends-on-torch-import", SEV_WARNING, io->path);
+	finding_title(&s->findings, f, "cannot tell whether %s's modules import: it imports torch (%s:%d), which is "
+		      "not installed, only when `%s`", io->package, pi->torch_file, pi->torch_line, pi->torch_cond);
+	finding_line(&s->findings, f, "if that holds: ModuleNotFoundError: No module named 'torch'");
+	finding_fix(&s->findings, f, "settle it with a real import in the environment: python -c 'import %s'", mod);
+	set_fields(s, f, io);
+	val_set_str(&s->arena, f->fields, "file", pi->torch_file);
+	val_set_int(&s->arena, f->fields, "line", pi->torch_line);
+	val_set_str(&s->arena, f->fields, "condition", pi->torch_cond);
+	v->state = V_CANNOT_TELL;
+	v->finding_end = s->findings.list.n;
+}
+
 static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict *v)
 {
 	struct scan *s = x->s;
@@ -602,11 +622,15 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 		return;
 	}
 	const struct pkg_init *pi = pkg_init_of(x, io);
-	if (!x->c->torch.found && io->is_extension && pi && pi->imports_torch) {
+	if (!x->c->torch.found && io->is_extension && pi && !pi->torch_import_fatal && pi->torch_cond) {
+		torch_import_depends(x, v, pi);
+		return;
+	}
+	if (!x->c->torch.found && io->is_extension && pi && pi->torch_import_fatal) {
 		/* Python stops at the package's `import torch`, before any dlopen */
 		struct finding *f = finding_add(&s->findings, "module-not-found", SEV_ERROR, io->path);
-		finding_title(&s->findings, f, "%s/__init__.py imports torch, and torch is not installed in this "
-			      "environment", io->package);
+		finding_title(&s->findings, f, "%s imports torch (%s:%d), and torch is not installed in this "
+			      "environment", io->package, pi->torch_file, pi->torch_line);
 		finding_fix(&s->findings, f, "install the torch %s was built for", io->package);
 		set_fields(s, f, io);
 		val_set_str(&s->arena, f->fields, "missing", "torch");

@@ -3,7 +3,7 @@
 #include <limits.h>
 
 /* A compound statement the current line is inside: `if X:`, `def f():` */
-enum block_kind { B_IF, B_ELIF, B_ELSE, B_EXCEPT, B_BODY, B_TRY, B_OTHER };
+enum block_kind { B_IF, B_ELIF, B_ELSE, B_EXCEPT, B_TRY, B_BODY, B_OTHER };
 
 struct block {
 	int indent;
@@ -486,7 +486,7 @@ static int truth_of(struct reader *r, const struct file_state *fs, const char *p
 		{ "platform.system() == \"Darwin\"", 0 }, { "platform.system() == 'Darwin'", 0 },
 		{ "platform.system() == \"Linux\"", 1 }, { "platform.system() == 'Linux'", 1 },
 		{ "IS_WINDOWS", 0 }, { "_IS_WINDOWS", 0 },
-		/* typing's flag: true only for a type checker, never at run time */
+		/* typing's flag is False when the code runs */
 		{ "TYPE_CHECKING", 0 }, { "typing.TYPE_CHECKING", 0 }, { "t.TYPE_CHECKING", 0 },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(plat); i++)
@@ -553,7 +553,7 @@ static void open_block(struct reader *r, struct file_state *fs, const char *q, c
 		b.kind = B_ELSE;
 		b.truth = prev->chain == 1 ? 0 : prev->chain == 0 ? 1 : -1;
 	} else if (keyword(q, le, "try")) {
-		b.kind = B_TRY;
+		b.kind = B_TRY;	/* runs; what it raises may be caught */
 	} else if (keyword(q, le, "except") || keyword(q, le, "case")) {
 		b.kind = B_EXCEPT;
 		b.truth = -1;
@@ -662,11 +662,21 @@ static void statement(struct reader *r, struct file_state *fs, const struct line
 {
 	const char *q = at->q, *le = at->le;
 	note_assignment(r, fs, q, le, q == at->ls);
-	bool in_try = false;	/* "try: import torch / except ImportError:": optional */
-	for (size_t i = 0; i < fs->nblock; i++)
-		in_try |= fs->block[i].kind == B_TRY || fs->block[i].kind == B_EXCEPT;
-	if (is_torch_import(q) && !in_try)
+	if (is_torch_import(q)) {
 		r->out->imports_torch = true;
+		bool in_try = false;
+		for (size_t i = 0; i < fs->nblock; i++)
+			in_try |= fs->block[i].kind == B_TRY;
+		if (!in_try && runs > 0 && !r->out->torch_import_fatal) {
+			r->out->torch_import_fatal = true;
+			r->out->torch_file = at->file;
+			r->out->torch_line = at->lineno;
+		} else if (!in_try && runs < 0 && !r->out->torch_import_fatal && !r->out->torch_cond) {
+			r->out->torch_cond = cond->text;
+			r->out->torch_file = at->file;
+			r->out->torch_line = at->lineno;
+		}
+	}
 	if (is_torch_import(q) && r->out->torch == PKG_TORCH_NONE) {
 		r->out->torch = PKG_TORCH_FIRST;
 		r->out->order_file = at->file;

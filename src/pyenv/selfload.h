@@ -59,8 +59,13 @@ struct self_load {
 
 struct pkg_init {
 	enum pkg_torch_order torch;
-	bool imports_torch;		/* the import runs an `import torch` somewhere, not in a
-					 * try block nor under a condition abiscope cannot decide */
+	bool imports_torch;		/* the import runs an `import torch` somewhere */
+	bool torch_import_fatal;	/* ... one outside any try block that always runs: without
+					 * torch the import raises ModuleNotFoundError there */
+	const char *torch_cond;		/* else the condition (one line) the first such one runs
+					 * under that abiscope cannot decide, or NULL */
+	const char *torch_file;		/* where that import is (relative), and its line */
+	int torch_line;
 	const char *order_file;		/* where the order was decided (relative), or NULL */
 	int order_line;
 	struct self_load *loads;	/* named ones, in the order the import runs them */

@@ -340,6 +340,38 @@ def agree(t, name, o, a):
     return {m["module"]: m for m in o["modules"].values()}
 
 
+TORCH_IMPORT_PKGS = {
+    # (the package's __init__.py, what abiscope must say without torch installed)
+    "tc_typecheck": ("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import torch\n", "ok"),
+    "tc_try": ("try:\n    import torch\nexcept ImportError:\n    torch = None\n", "ok"),
+    "tc_def": ("def one_hot(\n    x,\n    n=2,\n):\n    if x:\n        import torch\n"
+               "        return torch.nn.functional.one_hot(x, n)\n    return x\n", "ok"),
+    "tc_top": ("import torch\n", "fails"),
+    "tc_cond": ("import os\n\nif os.environ.get(\"TC_COND\"):\n    import torch\n", "cannot-tell"),
+}
+
+
+def torch_import_checks(t, top):
+    """Packages that import torch, in an env without it: the real import
+    fails only where the `import torch` always runs outside a try block."""
+    d = os.path.join(top, "notorch")
+    sp = venv(d)
+    ext = sysconfig.get_config_var("EXT_SUFFIX")
+    for pkg, (init, _) in TORCH_IMPORT_PKGS.items():
+        write(f"{sp}/{pkg}/__init__.py", init)
+        cc(f"{sp}/{pkg}/_ext{ext}", "int ext_fn(void){return 1;}\n")
+    o = {m["module"]: m for m in oracle(d)["modules"].values()}
+    a = {m["module"]: m for dist in matrix.abiscope_env(abiscope(d))["distributions"] for m in dist["modules"]}
+    for pkg, (_, want) in TORCH_IMPORT_PKGS.items():
+        real = o.get(f"{pkg}._ext", {})
+        mine = a.get(f"{pkg}._ext", {})
+        real_torchless = (real.get("import") or "").startswith("ModuleNotFoundError: No module named 'torch'")
+        t.ok(real_torchless == (want == "fails") and mine.get("status") == want and
+             (want != "fails" or mine.get("error") == "No module named 'torch'"),
+             f"{pkg}: without torch the real import {'stops at import torch' if real_torchless else 'goes on'}; "
+             f"abiscope says {want}", json.dumps({"real": real, "abiscope": mine}, indent=1))
+
+
 def main():
     t = Tap()
     top = tempfile.mkdtemp(prefix="abiscope-harness-")
@@ -374,6 +406,7 @@ def main():
         write(os.path.join(sp, "base.pth"), venv_site(a) + "\n")
         agree(t, ".pth", oracle(c), abiscope(c))
         selfload_checks(t, top)
+        torch_import_checks(t, top)
     finally:
         shutil.rmtree(top, ignore_errors=True)
     return 1 if t.failed else 0
