@@ -29,6 +29,8 @@ static int parse(int argc, char **argv, struct snapshot_cli *o)
 			o->env = a.value;
 		} else if (arg_is(&a, "--full")) {
 			o->full = true;
+		} else if (arg_is(&a, "--lean")) {
+			o->full = false;
 		} else if (arg_is(&a, "--names")) {
 			o->names = true;
 		} else if (arg_is(&a, "--no-driver")) {
@@ -73,6 +75,11 @@ int cmd_snapshot(int argc, char **argv)
 {
 	struct snapshot_cli o;
 	memset(&o, 0, sizeof o);
+	/* Every library ld.so.cache lists is described in full by default: a
+	 * binary of another host may need one this host's environment never
+	 * loads (torchvision for CUDA 13 needs libcudart.so.13, which only the
+	 * system has), and by name only its exports are unknown (a guess). */
+	o.full = true;
 	int rc = parse(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;

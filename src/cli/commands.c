@@ -107,9 +107,11 @@ static const struct cli_option snapshot_options[] = {
 	{ "--output", "-o", "FILE", 0, "file", "where to write (default: abiscope-snapshot-HOST.json.gz; '-' for "
 	  "standard output); .gz is compressed" },
 	{ "--label", NULL, "NAME", 0, NULL, "the host's name in reports (default: its hostname)" },
-	{ "--full", NULL, NULL, 0, NULL, "describe every library ld.so.cache lists (larger); without it, libraries "
-	  "no check loaded are kept by name, needs and versions, and a symbol bound to one of them is a "
-	  "labelled guess" },
+	{ "--full", NULL, NULL, 0, NULL, "describe every library ld.so.cache lists, with its exports and "
+	  "references (the default)" },
+	{ "--lean", NULL, NULL, 0, NULL, "keep the libraries of ld.so.cache no check loaded by name, needs and "
+	  "versions only (about a quarter smaller): a symbol another host's binary binds to one of them is "
+	  "then a labelled guess" },
 	{ "--names", NULL, NULL, 0, NULL, "keep the names of what libraries export (larger): on the described "
 	  "host, an undefined C++ symbol is then explained against the provider's near misses, as it is here" },
 	{ "--python", NULL, "PATH", 0, "file", "the interpreter whose environment to describe" },
@@ -120,6 +122,9 @@ static const struct cli_option snapshot_options[] = {
 static const struct cli_option fleet_options[] = {
 	{ "--expect", NULL, "NAMES", OPT_REPEAT, NULL, "the hosts that should have a snapshot (comma- or "
 	  "space-separated): those without one are named, and the exit status is 1" },
+	{ "--summary-only", NULL, NULL, 0, NULL, "read only the summary near the start of each snapshot (fast for "
+	  "hundreds of large files), not the whole file as check reads a snapshot: one that check would "
+	  "refuse may then be grouped; the report says so" },
 	END_OPTIONS,
 };
 

@@ -90,7 +90,7 @@ static void index_side(struct arena *a, const struct host_side *sd, struct side_
 		if (f->elf->soname && !strmap_get(&ix->by_soname, f->elf->soname))
 			strmap_put(a, &ix->by_soname, f->elf->soname, (void *)f);
 		unsigned major = f->elf->soname ? cuda_soname_major(f->elf->soname) : 0;
-		if (major && !f->elf->partial)
+		if (major && !f->elf->cache_only)
 			strmap_put(a, &ix->cuda_majors, f->elf->soname, (void *)(uintptr_t)major);
 	}
 	for (size_t i = 0; i < s->ndists; i++) {
@@ -235,7 +235,7 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 		const struct snap_file *qf = strmap_get(&other->by_key, key);
 		if (!qf && pf->elf->soname && !str_starts(key, "site/") && !str_starts(key, "env/"))
 			qf = strmap_get(&other->by_soname, pf->elf->soname);
-		if (!qf || pf->elf->partial || qf->elf->partial || !pf->elf->soname)
+		if (!qf || pf->elf->cache_only || qf->elf->cache_only || !pf->elf->soname)
 			continue;
 		const struct ptrvec *consumers = strmap_get(&users->users, pf->elf->soname);
 		if (!consumers)
@@ -254,7 +254,7 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 		bool internal_only = true;
 		for (size_t i = 0; i < consumers->n; i++) {
 			const struct snap_file *uf = consumers->item[i];
-			if (uf->elf->partial || uf == pf)
+			if (uf->elf->cache_only || uf == pf)
 				continue;
 			/* each side's torch is consistent in itself: what breaks is a
 			 * binary of another package bound to this library */
@@ -413,7 +413,7 @@ static void compare_libraries(struct cmp *c)
 		const struct snap_file *pf = c->x.elfs.item[e];
 		const char *key = c->x.keys.item[e];
 		const struct snap_file *qf = strmap_get(&c->y.by_key, key);
-		if (!qf || streq_null(pf->elf->cuda, qf->elf->cuda) || pf->elf->partial || qf->elf->partial)
+		if (!qf || streq_null(pf->elf->cuda, qf->elf->cuda) || pf->elf->cache_only || qf->elf->cache_only)
 			continue;
 		struct finding *g = add(c, "diff-gpu-code", SEV_WARNING, qf->path);
 		finding_title(c->fl, g, "%s has kernels for other GPUs on each side", key);
@@ -429,8 +429,8 @@ static void compare_libraries(struct cmp *c)
 		const struct snap_file *pf = c->x.elfs.item[e];
 		const char *key = c->x.keys.item[e];
 		const struct snap_file *qf = strmap_get(&c->y.by_key, key);
-		if (!qf || (!str_starts(key, "site/") && !str_starts(key, "env/")) || pf->elf->partial ||
-		    qf->elf->partial)
+		if (!qf || (!str_starts(key, "site/") && !str_starts(key, "env/")) || pf->elf->cache_only ||
+		    qf->elf->cache_only)
 			continue;
 		if (pf->size == qf->size && host_elf_digest(pf->elf) == host_elf_digest(qf->elf))
 			continue;

@@ -63,6 +63,7 @@ struct builder {
 	struct snapshot *snap;
 	const struct ldso_facts *f;
 	bool names;
+	bool from_cache;		/* describing what only ld.so.cache names */
 	struct cuda_ctx cuda;		/* device code of described objects */
 	struct ptrvec files;		/* struct snap_file * */
 	struct idmap inodes;		/* (dev, ino) -> the first regular file described */
@@ -293,6 +294,7 @@ static bool describe_elf(struct builder *b, struct snap_file *sf, const char *pa
 	}
 	e->nverneed = ef->nverneed;
 	e->partial = partial;
+	e->cache_only = partial || b->from_cache;
 	size_t nhead = MIN(o->map.len, (size_t)64);
 	uint8_t *head = arena_alloc(b->a, nhead ? nhead : 1);
 	memcpy(head, o->map.data, nhead);
@@ -602,8 +604,10 @@ enum status snapshot_build(struct scan *s, const struct snap_recorder *r, const 
 		describe(&b, p, want_of((uintptr_t)strmap_get(&r->use, p)));
 	}
 	/* what the loader could meet for other binaries */
+	b.from_cache = true;
 	for (size_t i = 0; i < snap->ncache; i++)
 		describe(&b, snap->cache[i].value, o->full ? WANT_ELF : WANT_PARTIAL);
+	b.from_cache = false;
 	for (size_t i = 0; i < f->nsystem_dirs; i++)
 		describe(&b, f->system_dirs[i], 0);
 

@@ -111,6 +111,8 @@ static json_t *elf_json(const struct snap_elf *e)
 		json_array_append_new(vn, json_pack("[oo]", jstr(e->verneed[i].file), aux));
 	}
 	json_object_set_new(o, "verneed", vn);
+	if (e->cache_only && !e->partial)
+		json_object_set_new(o, "cache_only", json_true());
 	if (e->partial) {
 		json_object_set_new(o, "partial", json_true());
 	} else {
@@ -240,7 +242,7 @@ static json_t *summary_json(const struct snapshot *s)
 	json_t *objs = json_object();
 	for (size_t i = 0; i < s->nfiles; i++) {
 		const struct snap_file *f = &s->files[i];
-		if (f->type != SNAP_ELF || !f->elf || f->elf->partial)
+		if (f->type != SNAP_ELF || !f->elf || f->elf->cache_only)
 			continue;
 		const char *key = host_object_key(&a, s, f->path);
 		if (!str_starts(key, "site/") && !str_starts(key, "env/"))
@@ -570,6 +572,7 @@ static struct snap_elf *parse_elf(struct reader *r, json_t *o, const char *where
 		e->nverneed = n;
 	}
 	e->partial = get_bool(o, "partial");
+	e->cache_only = e->partial || get_bool(o, "cache_only");
 	json_t *ex = json_object_get(o, "exports");
 	if (ex && !e->partial) {
 		if (!json_is_string(ex)) {

@@ -100,6 +100,8 @@ struct snap_elf {
 	struct snap_ref *refs;		/* in glibc's processing order */
 	size_t nrefs;
 	bool partial;			/* exports and references not recorded */
+	bool cache_only;		/* described because ld.so.cache lists it: no check
+					 * of the host loaded it (always so when partial) */
 	const uint8_t *head;		/* the file's first bytes, what the loader's probe reads */
 	size_t nhead;
 	const char *cuda;		/* device code it carries ("sm_90a sm_100a ptx:compute_90"), or NULL */

@@ -129,11 +129,19 @@ mkdir -p "$FX/guess/lib/python3.11/site-packages/zext"
 printf 'int not_in_zlib_at_all(void);\nint zext(void) { return not_in_zlib_at_all(); }\n' >"$FX/zext.c"
 $CC -shared -fPIC -o "$FX/guess/lib/python3.11/site-packages/zext/libzext.so" "$FX/zext.c" -Wl,--no-as-needed -ljansson
 if python3 -c "import ctypes.util,sys; sys.exit(0 if ctypes.util.find_library('jansson') else 1)"; then
-	g=$($ABISCOPE check --json --libraries --host "$FX/b.json" "$FX/guess/lib/python3.11/site-packages/zext" |
-		jq_py "[(m['status'], m['guess']) for e in j['environments'] for d in e['distributions'] for m in d['modules'] if m['path'].endswith('libzext.so')]")
-	# the real loader fails (the symbol is nowhere); B's snapshot describes
-	# libjansson by name only, so abiscope cannot know: it must say "guess"
-	expect_eq "$g" "[('ok', True)]" "check --host: a symbol only a library described by name could define: a labelled guess"
+	zext_verdict() {
+		$ABISCOPE check --json --libraries --host "$1" "$FX/guess/lib/python3.11/site-packages/zext" |
+			jq_py "[(m['status'], m['error'].split(': ', 1)[-1] if m['error'] else None, m['guess']) for e in j['environments'] for d in e['distributions'] for m in d['modules'] if m['path'].endswith('libzext.so')]"
+	}
+	# the real loader fails (the symbol is nowhere).  B's default snapshot
+	# describes libjansson (ld.so.cache lists it; no check of B loaded it)
+	# in full, so the failure is known exactly
+	expect_eq "$(zext_verdict "$FX/b.json")" "[('fails', 'undefined symbol: not_in_zlib_at_all', False)]" \
+		"check --host: a system library no check of the host loaded is described in full: the real failure"
+	# a --lean snapshot describes it by name only: abiscope cannot know, it must say "guess"
+	$ABISCOPE snapshot --lean --label host-b --no-driver "$B" -o "$FX/b-lean.json" >/dev/null 2>&1
+	expect_eq "$(zext_verdict "$FX/b-lean.json")" "[('ok', None, True)]" \
+		"check --host on a --lean snapshot: a symbol only a library described by name could define: a labelled guess"
 fi
 
 # ---- file names are bytes: a name that is not UTF-8 round-trips
@@ -186,6 +194,35 @@ $ABISCOPE diff --color never "$A" "$B" >"$FX/diff.txt" 2>&1
 expect_contains "$(head -4 "$FX/diff.txt" | tail -1)" "error[diff-import] myext._ext imports on" "diff text: the changed import first"
 expect_contains "$(cat "$FX/diff.txt")" "cause: undefined-symbol: undefined symbol c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, int, bool)" \
 	"diff text: the changed import with its root cause"
+
+# ---- fleet reads a snapshot as check --host does: what one refuses, the other refuses, in the same words
+mkdir -p "$FX/refused"
+python3 - "$FX" <<'PY'
+import json, sys
+fx = sys.argv[1]
+def bad(name, change):
+    j = json.load(open(fx + "/b.json"))
+    change(j)
+    json.dump(j, open(fx + "/refused/" + name + ".json", "w"))
+bad("version", lambda j: j.update(version=99))
+bad("relpath", lambda j: j["files"][0].update(path="not/absolute"))
+bad("noloader", lambda j: j.pop("loader"))
+bad("exports", lambda j: next(f for f in j["files"] if f["type"] == "elf" and "exports" in f["elf"])["elf"].update(exports=7))
+PY
+for k in version relpath noloader exports; do
+	$ABISCOPE check --host "$FX/refused/$k.json" >"$FX/refused/$k.check" 2>&1
+	rc_check=$?
+	$ABISCOPE fleet "$FX/refused/$k.json" "$FX/b.json" >"$FX/refused/$k.fleet" 2>&1
+	rc_fleet=$?
+	expect_eq "$rc_check $rc_fleet" "3 3" "a snapshot check --host refuses ($k): fleet refuses it too (exit 3)"
+	why=$(sed -n 's/^abiscope check: //p' "$FX/refused/$k.check" | head -1)
+	expect_contains "$(cat "$FX/refused/$k.fleet")" "${why:-no reason given}" "fleet names the same reason as check --host ($k)"
+	expect_contains "$(cat "$FX/refused/$k.fleet")" "1 host" "fleet still groups the readable snapshot ($k)"
+done
+
+$ABISCOPE fleet --summary-only --json "$FX/refused/version.json" "$FX/b.json" >"$FX/refused/quick.json" 2>&1
+expect_eq "$(jq_py "j['hosts'], j['validated']" <"$FX/refused/quick.json")" "2 False" \
+	"fleet --summary-only: reads summaries only, and says the files were not validated"
 
 # ---- fleet: 20 alike, one with another driver, one with B's environment
 mkdir -p "$FX/fleet"

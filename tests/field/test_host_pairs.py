@@ -13,6 +13,7 @@ and dlerror text must be identical.  Packages that need libcuda.so.1 are not
 used: there is no driver here, and every one would fail on it alike.
 
     ABISCOPE_FIELD_PAIRS="torchvision:t2.9:t2.14 ..."  overrides the pairs
+    ABISCOPE_FIELD_ENVS=DIR  takes the envs from DIR
 """
 import json
 import os
@@ -25,7 +26,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fieldlib as F  # noqa: E402
 
-ENVS = os.path.join(F.CACHE, "field", "envs")
+# ABISCOPE_FIELD_ENVS: another folder of envs by the same names (runnable
+# copies of skeleton envs made by tests/field/revive.py, say)
+ENVS = os.environ.get("ABISCOPE_FIELD_ENVS", os.path.join(F.CACHE, "field", "envs"))
 PAIRS = os.environ.get("ABISCOPE_FIELD_PAIRS",
                        "torchvision:t2.8:t2.14 torchvision:t2.14:t2.8 torchvision:t2.15:t2.14 "
                        "torchvision:t2.14:t2.15 xformers:t2.15:t2.14 xformers:t2.15:t2.8").split()
