@@ -23,6 +23,12 @@ __init__ imports torch first, as real ones do).  abiscope: `check --json
 --host SNAPSHOT PATH` with PATH in the source venv.  Verdict and error text
 must be identical (paths of the copy written as the host's).
 
+--root: host R is a tree built here (this machine's interpreter, its
+standard library, the libraries they and the fixtures load, the loader, an
+ld.so.cache made by `ldconfig -r`) holding a venv at /srv/R; abiscope
+snapshots it with --root, and the truth runs the tree's interpreter with
+the tree as / (chroot; `unshare -r chroot` when not root).
+
 wheel: upgrade, downgrade, reinstall, a new distribution, a wheel that
 overwrites another distribution's file, a wheel whose new version drops a
 library another distribution needs, torch replaced under an extension, a
@@ -32,6 +38,7 @@ extension module before and after.  abiscope's "its modules", "breaks" and
 "fixes" must be exactly what happened; a wheel pip refuses must be refused.
 """
 import base64
+import ctypes.util
 import hashlib
 import json
 import os
@@ -326,6 +333,175 @@ def check_host_case_all(name, host, snap, path, copy_into):
     table.append((name, agree))
 
 
+# ---- a --root host: a system tree built here, the truth from inside it
+
+ROOT_ENV = "/srv/R"	# the venv's path inside the tree
+
+
+def put(root, path):
+    """path of this machine at the same path under root: links as links
+    (and what they lead to), folders as folders, files hard-linked (copied
+    across file systems).  Never writes to path."""
+    path = os.path.normpath(path)
+    dst = root + path
+    if path == "/" or os.path.lexists(dst):
+        return
+    put(root, os.path.dirname(path))
+    if os.path.islink(path):
+        target = os.readlink(path)
+        os.symlink(target, dst)
+        put(root, os.path.join(os.path.dirname(path), target))
+    elif os.path.isdir(path):
+        os.mkdir(dst)
+    elif os.path.isfile(path):
+        try:
+            os.link(path, dst)
+        except OSError:
+            shutil.copy2(path, dst)
+
+
+def ldd_closure(objects):
+    libs = set()
+    for o in objects:
+        for line in sh(["ldd", o]).stdout.splitlines():
+            parts = line.split()
+            if "=>" in parts and len(parts) > 2 and parts[2].startswith("/"):
+                libs.add(parts[2])
+            elif parts and parts[0].startswith("/"):
+                libs.add(parts[0])
+    return libs
+
+
+def build_root(root, objects):
+    """A tree holding this machine's interpreter, its standard library, the
+    libraries it and the given objects load, the loader and an ld.so.cache
+    of the tree's own (ldconfig -r): a disk image of a small host."""
+    base = sys.base_prefix
+    exe = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+    stdlib = sysconfig.get_paths()["stdlib"]
+    dynload = os.path.join(stdlib, "lib-dynload")
+    put(root, exe)
+    put(root, PY)
+    skip = {"test", "site-packages", "dist-packages", "idlelib", "tkinter", "turtledemo", "ensurepip"}
+    for dirpath, dirs, files in os.walk(stdlib):
+        dirs[:] = [d for d in dirs if not (dirpath == stdlib and d in skip) and d != "__pycache__"]
+        for f in files:
+            put(root, os.path.join(dirpath, f))
+    libdir = sysconfig.get_config_var("LIBDIR") or os.path.join(base, "lib")
+    for f in os.listdir(libdir) if os.path.isdir(libdir) else []:
+        if f.startswith("libpython"):
+            put(root, os.path.join(libdir, f))
+    mods = [os.path.join(dynload, f) for f in os.listdir(dynload)] if os.path.isdir(dynload) else []
+    for lib in ldd_closure([exe] + mods + list(objects)):
+        put(root, lib)
+    for conf in ["/etc/ld.so.conf"] + sorted(os.path.join("/etc/ld.so.conf.d", f)
+                                             for f in (os.listdir("/etc/ld.so.conf.d")
+                                                       if os.path.isdir("/etc/ld.so.conf.d") else [])):
+        if os.path.isfile(conf):
+            os.makedirs(os.path.dirname(root + conf), exist_ok=True)
+            shutil.copy(conf, root + conf)
+    p = sh(["ldconfig", "-r", root])
+    if not os.path.exists(root + "/etc/ld.so.cache"):
+        raise SystemExit("not ok - ldconfig -r %s\n#   %s" % (root, p.stderr[-500:]))
+
+
+def chroot_prefix():
+    return ["chroot"] if os.geteuid() == 0 else ["unshare", "-r", "chroot"]
+
+
+def real_import_in(root, env, module):
+    """The truth on the tree: its own interpreter, run with the tree as /."""
+    p = sh(chroot_prefix() + [root, env + "/bin/python", "-c", ORACLE, module], cwd="/")
+    out = p.stdout.strip().splitlines()
+    line = out[-1] if out else "FAIL crashed: " + p.stderr[-300:]
+    return (True, None) if line == "OK" else (False, line[5:])
+
+
+def check_root_case(name, root, snap, path, copy_into):
+    pred, err = predicted_check(snap, path)
+    copy = "/srv/copy"
+    copy_env(root + ROOT_ENV, root + copy)
+    copy_into(site_of(root + copy))
+    truth = {}
+    for mod in extension_modules(root + copy):
+        ok, msg = real_import_in(root, copy, mod)
+        truth[mod] = (ok, msg.replace(copy, ROOT_ENV) if msg else None)
+    if pred is None:
+        report(False, name, err)
+        table.append((name, False))
+        return
+    got, j = pred
+    want = {m: v for m, v in truth.items() if m in got or m.split(".")[0] in placed_packages(j)}
+    agree = got == want and bool(want)
+    detail = "\n".join("%s: abiscope %s, real %s" % (m, got.get(m), want.get(m))
+                       for m in sorted(set(got) | set(want)) if got.get(m) != want.get(m))
+    report(agree, "%s: %s" % (name, ", ".join("%s %s" % (m, "imports" if v[0] else "fails")
+                                               for m, v in sorted(want.items()))), detail)
+    table.append((name, agree))
+
+
+def root_cases(W, source):
+    """Host R: a --root tree (torch 2.10 + nvrtc 13 in /srv/R), snapshotted
+    with --root; the truth runs R's interpreter chrooted into the tree."""
+    root = os.path.join(WORK, "rootR")
+    os.makedirs(root)
+    objs = [f for f in extension_modules(source).values()]
+    build_root(root, objs)
+    src = os.path.join(WORK, "src")
+    sysfoo = cxx(os.path.join(src, "libsysfoo.so.1"), "extern \"C\" int sysfoo(void) { return 1; }\n",
+                 "-Wl,-soname,libsysfoo.so.1")
+    os.makedirs(root + "/usr/local/lib", exist_ok=True)
+    with open(root + "/usr/local/lib/libsysfoo.so.1", "wb") as f:
+        f.write(sysfoo)
+    os.makedirs(root + "/etc/ld.so.conf.d", exist_ok=True)
+    with open(root + "/etc/ld.so.conf.d/zz-host-oracle.conf", "w") as f:
+        f.write("/usr/local/lib\n")
+    if not os.path.exists(root + "/etc/ld.so.conf"):
+        with open(root + "/etc/ld.so.conf", "w") as f:
+            f.write("include /etc/ld.so.conf.d/*.conf\n")
+    sh(["ldconfig", "-r", root])
+    tree_pkgs = make_env(os.path.join(WORK, "T"))
+    site = site_of(tree_pkgs)
+    os.makedirs(os.path.join(site, "sysext"))
+    open(os.path.join(site, "sysext", "__init__.py"), "w").close()
+    cxx(os.path.join(site, "sysext", "_ext" + SUFFIX), pymodule("_ext", "sysfoo();", "extern \"C\" int sysfoo(void);"),
+        "-L" + src, "-l:libsysfoo.so.1")
+    if ctypes.util.find_library("jansson"):
+        os.makedirs(os.path.join(site, "janext"))
+        open(os.path.join(site, "janext", "__init__.py"), "w").close()
+        cxx(os.path.join(site, "janext", "_ext" + SUFFIX), pymodule("_ext", ""), "-Wl,--no-as-needed", "-ljansson")
+    for pkg in ("sysext", "janext"):	# cxx() leaves its source beside the object
+        if os.path.exists(os.path.join(site, pkg, "_ext" + SUFFIX + ".cpp")):
+            os.unlink(os.path.join(site, pkg, "_ext" + SUFFIX + ".cpp"))
+    make_env(root + ROOT_ENV, W["torch-2.10.0"], W["nvrtc-13"])
+    probe = sh(chroot_prefix() + [root, ROOT_ENV + "/bin/python", "-c", "print('alive')"], cwd="/")
+    if probe.stdout.strip() != "alive":
+        print("ok - check --host on a --root tree # SKIP cannot run the tree's interpreter with it as / "
+              "(%s: %s)" % (" ".join(chroot_prefix()), (probe.stderr or probe.stdout).strip()[-200:]))
+        return
+    snap = os.path.join(WORK, "R.json.gz")
+    p = sh([ABISCOPE, "snapshot", "--no-driver", "--root", root, "--label", "host-R", "-o", snap, ROOT_ENV])
+    if p.returncode:
+        report(False, "snapshot --root of the tree", (p.stdout + p.stderr)[-500:])
+        return
+    j = json.loads(sh([ABISCOPE, "check", "--json", "--no-driver", "--host", snap]).stdout)
+    report(j["host"]["site_packages"] == site_of(ROOT_ENV),
+           "snapshot --root: the host's site-packages is the tree's, as seen from inside it",
+           j["host"].get("site_packages"))
+    for pkg in ("oldext", "newext", "norpath", "nvrtcext", "plainext"):
+        src = os.path.join(site_of(source), pkg)
+        check_root_case("check --host R(--root) %s" % pkg, root, snap, src,
+                        lambda site, src=src, pkg=pkg: shutil.copytree(src, os.path.join(site, pkg), symlinks=True))
+    # what only a tree can tell: sysext needs a system library only the
+    # tree's /usr/local/lib holds (found through the tree's ld.so.cache);
+    # janext needs libjansson.so.4, which this machine has and the tree lacks
+    for pkg in ("sysext", "janext"):
+        src = os.path.join(site_of(tree_pkgs), pkg)
+        if os.path.isdir(src):
+            check_root_case("check --host R(--root) %s" % pkg, root, snap, src,
+                            lambda site, src=src, pkg=pkg: shutil.copytree(src, os.path.join(site, pkg), symlinks=True))
+
+
 # ---- wheel
 
 def predicted_wheel(env, whl):
@@ -421,6 +597,7 @@ def main():
             print("not ok - snapshot %s\n#   %s" % (h, (p.stdout + p.stderr)[-500:]))
             return 1
     check_host_cases(W, hosts, snaps, source)
+    root_cases(W, source)
     wheel_cases(W, hosts)
     agree = sum(1 for _, a in table if a)
     print("# agreement: %d of %d cases" % (agree, len(table)))
