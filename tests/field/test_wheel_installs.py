@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Field test: `abiscope wheel X.whl --env ENV` against a real install.
+
+For each case (ENV, WHEEL): a hard-link copy of ENV (`cp -al`: uv replaces
+files by unlink and create, so ENV is never written), `abiscope wheel
+--json --env COPY WHEEL` before anything is installed, then a real `uv pip
+install --no-deps` of the wheel into the copy, and tests/field/oracle.py in
+the copy's own python, measuring the wheel's top-level packages
+(ORACLE_PACKAGES): `import torch`, then each extension module's dlopen().
+Per module: the same verdict and the exact dlerror() text.  A module
+abiscope says this Python never imports (built for another one) must be
+one the oracle does not find either.  Twice: as the machine is (no NVIDIA
+driver) and with a libcuda.so.1 stand-in (the CUDA toolkit's stub) on
+LD_LIBRARY_PATH, for both sides.
+
+The envs must run (not skeletons; tests/field/revive.py makes a runnable
+copy of one).  Nothing is downloaded: the wheels are looked up in
+ABISCOPE_FIELD_WHEELS (a folder), /work/cache/wheels and
+$ABISCOPE_CACHE/wheels; a case whose env or wheel is missing says SKIP.
+
+    ABISCOPE_FIELD_ENVS=DIR   where the envs are (default: the field matrix's)
+    ABISCOPE_FIELD_WHEEL_CASES="t2.8:torchvision-0.29.2-*.whl ..."  overrides the cases
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fieldlib as F  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ENVS = os.environ.get("ABISCOPE_FIELD_ENVS", os.path.join(F.CACHE, "field", "envs"))
+WHEEL_DIRS = [d for d in (os.environ.get("ABISCOPE_FIELD_WHEELS"), "/work/cache/wheels",
+                          os.path.join(F.CACHE, "wheels")) if d]
+# an upgrade (torchvision 0.23.0 there), two new distributions built for
+# other torch releases and CUDA majors
+CASES = os.environ.get("ABISCOPE_FIELD_WHEEL_CASES",
+                       "t2.8:torchvision-0.29.2-*.whl t2.8:sgl_kernel-0.3.21-*.whl "
+                       "t2.8:sglang_kernel-0.4.10-*.whl").split()
+STUB = "/usr/local/cuda-13.0/lib64/stubs/libcuda.so"
+
+
+def find_wheel(pattern):
+    for d in WHEEL_DIRS:
+        hits = sorted(glob.glob(os.path.join(d, pattern)))
+        if hits:
+            return hits[-1]
+    return None
+
+
+def top_levels(whl):
+    with zipfile.ZipFile(whl) as z:
+        names = z.namelist()
+    tops = set()
+    for n in names:
+        first = n.split("/")[0]
+        if ".dist-info" in first or ".data" in first:
+            continue
+        tops.add(first.split(".")[0] if "/" not in n else first)
+    return sorted(t for t in tops if t.isidentifier())
+
+
+def stand_in(tmp):
+    """A folder holding the toolkit's driver stub as libcuda.so.1, or None."""
+    if not os.path.exists(STUB):
+        return None
+    d = os.path.join(tmp, "stub")
+    os.makedirs(d, exist_ok=True)
+    if not os.path.exists(os.path.join(d, "libcuda.so.1")):
+        shutil.copy(STUB, os.path.join(d, "libcuda.so.1"))
+    return d
+
+
+def run_env(llp):
+    e = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "VIRTUAL_ENV", "CONDA_PREFIX")}
+    if llp:
+        e["LD_LIBRARY_PATH"] = llp
+    return e
+
+
+def one_case(t, tmp, env_name, whl, mode, llp, rows):
+    env = os.path.join(ENVS, env_name)
+    copy = os.path.join(tmp, f"copy-{env_name}")
+    shutil.rmtree(copy, ignore_errors=True)
+    subprocess.run(["cp", "-al", env, copy], check=True)
+    label = f"{os.path.basename(whl)} into {env_name} ({mode})"
+    t0 = time.time()
+    r = subprocess.run([F.ABISCOPE, "wheel", "--json", "--env", copy, whl], capture_output=True, text=True,
+                       env=run_env(llp), timeout=900)
+    took = time.time() - t0
+    try:
+        j = json.loads(r.stdout)
+    except ValueError:
+        t.ok(False, label + ": abiscope wheel answers in JSON", r.stdout[-1500:] + r.stderr[-1500:])
+        return
+    inst = subprocess.run(["uv", "pip", "install", "--no-deps", "--link-mode", "copy", "--offline",
+                           "--python", os.path.join(copy, "bin", "python"), whl],
+                          capture_output=True, text=True, env=dict(run_env(None), UV_CACHE_DIR=os.path.join(tmp, "uv")),
+                          timeout=900)
+    if inst.returncode != 0:
+        t.ok(False, label + ": the real install", inst.stderr[-1500:])
+        return
+    out = os.path.join(tmp, "oracle.json")
+    o = subprocess.run([os.path.join(copy, "bin", "python"), os.path.join(HERE, "oracle.py"), out],
+                       capture_output=True, text=True, timeout=1800,
+                       env=dict(run_env(llp), ORACLE_PACKAGES=",".join(top_levels(whl))))
+    if o.returncode != 0:
+        t.ok(False, label + ": the oracle ran", o.stderr[-1500:])
+        return
+    real = json.load(open(out))
+    if real["torch"] is not None and not real["torch"]["ok"]:
+        t.ok(False, label + ": import torch works in the copy", real["torch"]["error"])
+        return
+    sp = F.site_packages(copy)
+    # every shared object the oracle measured must have a verdict from
+    # abiscope wheel: a wheel judged by none of them asserts nothing
+    judged = {m["path"] for m in j["modules"]}
+    unjudged = sorted(os.path.relpath(p, sp) for p in real["modules"] if p not in judged)
+    t.ok(not unjudged, f"{label}: abiscope wheel judges every module the oracle measured",
+         "no verdict for: " + " ".join(unjudged))
+    for m in j["modules"]:
+        path = m["path"]
+        rel = os.path.relpath(path, sp)
+        truth = real["modules"].get(path)
+        if truth is None:
+            # abiscope: never imported by this Python (another Python's
+            # build): the oracle must not find it as a module either
+            agree = not m["imports"] and m["error"] is None
+            t.ok(agree, f"{label}: {rel} is no module of this Python, as abiscope says",
+                 f"abiscope: imports={m['imports']} error={m['error']}")
+            rows.append((label, rel, "not a module here", "yes" if agree else "NO"))
+            continue
+        if truth["dlopen"] and truth["dlopen"].startswith("crashed"):
+            # every symbol bound; a static initialiser aborted (sgl-kernel's
+            # op registrations clash with the other variant's, as in the
+            # field matrix): no loader verdict to compare, listed, not counted
+            rows.append((label, rel, truth["dlopen"], "crash (abiscope: %s)" %
+                         ("imports" if m["imports"] else m["error"])))
+            print(f"# {label}: {rel}: the real dlopen {truth['dlopen']} (abiscope: "
+                  f"{'imports' if m['imports'] else m['error']}); not a loader verdict, not counted")
+            continue
+        pred = (m["imports"], m["error"])
+        want = (truth["dlopen"] is None, truth["dlopen"])
+        agree = pred == want
+        false_load = m["imports"] and not want[0]
+        rows.append((label, rel, "loads" if want[0] else "fails", "yes" if agree else
+                     "FALSE LOAD" if false_load else "NO"))
+        t.ok(agree, f"{label}: {rel} {'loads' if want[0] else 'fails'} ({took:.0f} s)",
+             f"abiscope: {pred}\nreal:     {want}")
+    shutil.rmtree(copy, ignore_errors=True)
+
+
+def main():
+    t = F.Tap()
+    off = F.field_off()
+    if off:
+        t.skip("wheel installs on field envs", off)
+        return 0
+    if not shutil.which("uv"):
+        t.skip("wheel installs on field envs", "needs uv on PATH")
+        return 0
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="abiscope-wheels-", dir=os.environ.get("ABISCOPE_FIELD_TMP")) as tmp:
+        stub = stand_in(tmp)
+        for spec in CASES:
+            env_name, pattern = spec.split(":", 1)
+            env = os.path.join(ENVS, env_name)
+            whl = find_wheel(pattern)
+            name = f"{pattern} into {env_name}"
+            if not os.path.isdir(env) or os.path.exists(os.path.join(env, ".abiscope-skeleton")):
+                t.skip(name, f"needs a runnable {env_name} in {ENVS} (tests/field/revive.py)")
+                continue
+            if not whl:
+                t.skip(name, f"no {pattern} in {' '.join(WHEEL_DIRS)}")
+                continue
+            one_case(t, tmp, env_name, whl, "no driver", None, rows)
+            if stub:
+                one_case(t, tmp, env_name, whl, "libcuda stand-in", stub, rows)
+    if rows:
+        print("# case | module | real | agree")
+        for r in rows:
+            print("# " + " | ".join(r))
+    return 1 if t.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
