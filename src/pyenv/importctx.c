@@ -654,26 +654,40 @@ static bool load_global_deps(struct scan *s, struct process *p, const struct pye
  * torch._C initialises, and keeps it when the loader finds one (the field
  * matrix sees it mapped after `import torch` in every release that has a
  * stand-in on LD_LIBRARY_PATH); not found, nothing happens. */
-static void driver_probe(struct scan *s, struct process *p, struct import_run *r, size_t before)
+/* The object named base that the import mapped since before, or NULL. */
+static struct lmap *mapped_since(const struct process *p, size_t before, const char *base)
 {
-	bool cuda_build = false;
-	for (size_t i = before; i < p->maps.n && !cuda_build; i++) {
-		const struct lmap *m = p->maps.item[i];
-		cuda_build = str_eq(path_basename(m->obj->path ? m->obj->path : m->path), "libtorch_cuda.so");
+	for (size_t i = before; i < p->maps.n; i++) {
+		struct lmap *m = p->maps.item[i];
+		if (str_eq(path_basename(m->obj->path ? m->obj->path : m->path), base))
+			return m;
 	}
-	if (!cuda_build)
-		return;
+	return NULL;
+}
+
+/* A dlopen(name, RTLD_NOW | RTLD_LOCAL) from caller (NULL: the executable)
+ * made by an initialiser that ignores its failure: kept as a step (shown as
+ * path) when it loads, forgotten when it does not. */
+static void initialiser_dlopen(struct scan *s, struct process *p, struct import_run *r, struct lmap *caller,
+			       const char *name, const char *path, const char *why)
+{
 	struct proc_mark mark;
 	proc_mark_save(p, &mark);
+	struct dlopen_mode mode = { .caller = caller };
 	struct dlopen_result dr;
-	proc_dlopen(p, "libcuda.so.1", false, &dr);
+	proc_dlopen_mode(p, name, &mode, &dr);
 	if (!dr.ok) {
 		proc_rewind(p, &mark, &dr);
 		return;
 	}
-	struct import_step *st = add_step(s, r, "libcuda.so.1", false,
-					  "torch's libtorch_cuda.so dlopen()s libcuda.so.1 as torch._C initialises");
-	st->ok = true;
+	add_step(s, r, path, false, why)->ok = true;
+}
+
+static void driver_probe(struct scan *s, struct process *p, struct import_run *r, size_t before)
+{
+	if (mapped_since(p, before, "libtorch_cuda.so"))
+		initialiser_dlopen(s, p, r, NULL, "libcuda.so.1", "libcuda.so.1",
+				   "torch's libtorch_cuda.so dlopen()s libcuda.so.1 as torch._C initialises");
 }
 
 /* torch 2.0 and 2.1 ship torch/lib/libnvfuser_codegen.so, and a static
@@ -688,29 +702,11 @@ static void nvfuser_probe(struct scan *s, struct process *p, const struct torch_
 	const char *lib = arena_printf(&s->arena, "%s/lib/libnvfuser_codegen.so", t->dir);
 	struct fs_stat st;
 	fs_stat(&s->fs, lib, &st);
-	if (st.kind != FS_REGULAR)
-		return;
-	struct lmap *caller = NULL;
-	for (size_t i = before; i < p->maps.n && !caller; i++) {
-		struct lmap *m = p->maps.item[i];
-		if (str_eq(path_basename(m->obj->path ? m->obj->path : m->path), "libtorch_cpu.so"))
-			caller = m;
-	}
-	if (!caller)
-		return;
-	struct proc_mark mark;
-	proc_mark_save(p, &mark);
-	struct dlopen_mode mode = { .caller = caller };
-	struct dlopen_result dr;
-	proc_dlopen_mode(p, "libnvfuser_codegen.so", &mode, &dr);
-	if (!dr.ok) {
-		proc_rewind(p, &mark, &dr);
-		return;
-	}
-	struct import_step *sp = add_step(s, r, lib, false,
-					  "libtorch_cpu.so's static initialiser dlopen()s libnvfuser_codegen.so "
-					  "(torch 2.0-2.1, caught on failure)");
-	sp->ok = true;
+	struct lmap *caller = st.kind == FS_REGULAR ? mapped_since(p, before, "libtorch_cpu.so") : NULL;
+	if (caller)
+		initialiser_dlopen(s, p, r, caller, "libnvfuser_codegen.so", lib,
+				   "libtorch_cpu.so's static initialiser dlopen()s libnvfuser_codegen.so "
+				   "(torch 2.0-2.1, caught on failure)");
 }
 
 /* Libraries torch's wheels bundle whose initialisers dlopen() a library
@@ -728,25 +724,11 @@ static const struct init_dlopen {
 
 static void bundled_init_dlopens(struct scan *s, struct process *p, struct import_run *r, size_t before)
 {
-	size_t end = p->maps.n;
-	for (size_t i = before; i < end; i++) {
-		struct lmap *m = p->maps.item[i];
-		const char *base = path_basename(m->obj->path ? m->obj->path : m->path);
-		for (size_t k = 0; k < sizeof init_dlopens / sizeof init_dlopens[0]; k++) {
-			const struct init_dlopen *d = &init_dlopens[k];
-			if (!str_eq(base, d->file))
-				continue;
-			struct proc_mark mark;
-			proc_mark_save(p, &mark);
-			struct dlopen_mode mode = { .caller = m };
-			struct dlopen_result dr;
-			proc_dlopen_mode(p, d->name, &mode, &dr);
-			if (!dr.ok) {
-				proc_rewind(p, &mark, &dr);
-				continue;
-			}
-			add_step(s, r, d->name, false, d->why)->ok = true;
-		}
+	for (size_t k = 0; k < ARRAY_SIZE(init_dlopens); k++) {
+		const struct init_dlopen *d = &init_dlopens[k];
+		struct lmap *m = mapped_since(p, before, d->file);
+		if (m)
+			initialiser_dlopen(s, p, r, m, d->name, d->name, d->why);
 	}
 }
 
