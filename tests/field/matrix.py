@@ -21,7 +21,12 @@ condition abiscope cannot decide, or through a call whose library it cannot
 name) agrees neither way: it is counted in its own column, never as agreeing;
 where the real dlopen fails, abiscope must have given that exact error as
 what happens without the library ("cannot tell, unexplained" otherwise, a
-defect listed with the false loads).  Prints the table (env, modules,
+defect listed with the false loads).  The libraries a package's import
+loads itself (abiscope's entries with "loaded_by") are compared with the
+oracle's "libraries" the same way, and a load abiscope says the import makes
+unconditionally that the real import did not map is a disagreement ("load
+not made", with the false loads); kept oracle answers from before the
+oracle measured libraries count those verdicts "not measured".  Prints the table (env, modules,
 agree, each disagreement) and writes the results under
 $ABISCOPE_FIELD/results (JSON per env, so a table can be printed again
 without the envs: --from-results).  --delete-after removes each env once
@@ -178,6 +183,7 @@ def compare(env, mode, oracle, ab):
         if a.get("extension") and p not in seen and not a.get("stdlib") and a["status"] in ("ok", "fails", "cannot-tell"):
             res["diffs"].append({"module": a.get("module"), "path": p, "kind": "not importable",
                                  "real": "not on sys.path", "abiscope": a["status"]})
+    compare_libraries(res, oracle, am)
     t = oracle.get("torch")
     if t is not None:
         real = norm_loads(t["loads"]) if t.get("ok") else None
@@ -195,6 +201,51 @@ def compare(env, mode, oracle, ab):
                                  "abiscope_only": sorted(set(mine or []) - set(real or [])),
                                  "real_error": t.get("error"), "abiscope_error": at.get("import_error")}
     return res
+
+
+def compare_libraries(res, oracle, am):
+    """abiscope's verdicts on the libraries a package's import loads itself
+    (entries with "loaded_by") against the oracle's "libraries": the same
+    verdict and exact dlerror(), and a load abiscope says the import makes
+    unconditionally must be one the real import (when it succeeded) mapped.
+    Results kept from before the oracle measured libraries have no
+    "libraries": every such verdict is "not measured", no disagreement."""
+    res.update({"libraries": 0, "libraries_agree": 0, "library_false_loads": 0, "libraries_not_measured": 0})
+    mine = sorted((p, a) for p, a in am.items() if a.get("loaded_by"))
+    libs = oracle.get("libraries")
+    if libs is None:
+        res["libraries_not_measured"] = len(mine)
+        return
+    real = {os.path.realpath(p): o for p, o in libs.items()}
+    for p, a in mine:
+        o = real.get(p)
+        if o is None or (o.get("dlopen") or "").startswith("crashed: timeout"):
+            res["libraries_not_measured"] += 1
+            continue
+        res["libraries"] += 1
+        by = a["loaded_by"]
+        real_ok = o["dlopen"] is None
+        ab_ok = a["status"] == "ok"
+        row = {"module": os.path.basename(p), "path": p, "real": o["dlopen"] or "loads",
+               "abiscope": a.get("error") or a["status"], "loaded_at": f"{by.get('file')}:{by.get('line')}",
+               "package_error": o.get("package_error")}
+        if (real_ok and not by.get("condition") and o.get("package_error") is None
+                and not o.get("mapped_by_import")):
+            res["diffs"].append(dict(row, kind="LOAD NOT MADE", real="the import did not map it",
+                                     abiscope="loaded by the import"))
+            res["library_false_loads"] += 1
+            continue
+        if a["status"] not in ("ok", "fails"):
+            res["diffs"].append(dict(row, kind="library not judged"))
+            continue
+        if ab_ok == real_ok and (real_ok or a.get("error") == o["dlopen"]):
+            res["libraries_agree"] += 1
+            continue
+        crashed = (o["dlopen"] or "").startswith("crashed")
+        kind = ("library crash" if crashed else "LIBRARY FALSE LOAD" if ab_ok else
+                "library false failure" if real_ok else "library other error")
+        res["library_false_loads"] += ab_ok and not real_ok and not crashed
+        res["diffs"].append(dict(row, kind=kind))
 
 
 def measure(name, venv):
@@ -260,10 +311,18 @@ def table(all_rows, out=sys.stdout):
           f"{tot['false_loads']} false loads; import torch replay exact in "
           f"{torch_ok}/{torch_n}." + (f" {nm} verdicts not measured (the oracle timed out)." if nm else ""),
           file=out)
+    nl = sum(r.get("libraries", 0) for r in all_rows)
+    nla = sum(r.get("libraries_agree", 0) for r in all_rows)
+    nlf = sum(r.get("library_false_loads", 0) for r in all_rows)
+    nlm = sum(r.get("libraries_not_measured", 0) for r in all_rows)
+    print(f"Libraries a package's import loads itself: {nl} verdicts, {nla} agree, {nlf} false loads"
+          + (f"; {nlm} not measured (oracle answers from before it measured libraries)" if nlm else "") + ".",
+          file=out)
     diffs = [(r, d) for r in all_rows for d in r["diffs"]]
+    worst = ("FALSE LOAD", "CANNOT TELL, UNEXPLAINED", "LIBRARY FALSE LOAD", "LOAD NOT MADE")
     if diffs:
         print("\nDisagreements:\n", file=out)
-        for r, d in sorted(diffs, key=lambda x: x[1]["kind"] not in ("FALSE LOAD", "CANNOT TELL, UNEXPLAINED")):
+        for r, d in sorted(diffs, key=lambda x: x[1]["kind"] not in worst):
             print(f"- {r['env']} ({r['mode']}) `{d['module']}`: {d['kind']}; real: {d['real']}; "
                   f"abiscope: {d['abiscope']}" + (f"; context: {d['context']}" if d.get("context") else ""),
                   file=out)
@@ -356,7 +415,8 @@ def main(argv):
     if md:
         with open(md, "w") as f:
             table(rows, f)
-    return 1 if any(r["false_loads"] or r.get("cannot_tell_unexplained") for r in rows) else 0
+    return 1 if any(r["false_loads"] or r.get("cannot_tell_unexplained") or r.get("library_false_loads")
+                    for r in rows) else 0
 
 
 if __name__ == "__main__":

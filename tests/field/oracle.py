@@ -15,6 +15,15 @@ the small ones CI builds from source).  It writes one JSON object:
             state, dlopen(RTLD_NOW | RTLD_LOCAL) of the file (dlopen: null or
             the exact dlerror()) and `import NAME` (import: null or
             "Type: message").
+  libraries {path: {"package", "package_error", "mapped_before_import",
+            "mapped_by_import", "dlopen"}} for every shared object inside a
+            measured package's folder that is no extension module (no
+            PyInit_<stem>: torchvision's _C_stable.so, torchaudio's
+            lib/libtorchaudio.so): whether /proc/self/maps holds it after
+            `import PKG` (and before it: `import torch` or another package
+            mapped it), and, in a fresh fork of that state,
+            dlopen(RTLD_NOW | RTLD_LOCAL) of it (null or the exact dlerror()).
+            Results written before this key existed lack it: not measured.
 
 Each package runs in its own forked process, so a crash in one (a segfault
 of a mismatched binary) is recorded as such ("crashed: signal N") and the
@@ -146,6 +155,36 @@ def extension_modules():
     return out
 
 
+def is_module_file(path):
+    """Does the file define PyInit_<stem> (its dynamic string table holds
+    the name): an extension module rather than a library?"""
+    import mmap
+    stem = os.path.basename(path).split(".")[0]
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            return m.find(b"PyInit_" + stem.encode() + b"\0") >= 0
+    except (OSError, ValueError):
+        return False
+
+
+def package_libraries(pkg):
+    """The shared objects in the first folder of top-level package pkg on
+    sys.path that are no extension module, sorted."""
+    for entry in sys.path:
+        d = os.path.join(entry or ".", pkg)
+        if not os.path.isfile(os.path.join(d, "__init__.py")):
+            continue
+        out = []
+        for dirpath, dirnames, filenames in os.walk(d):
+            dirnames.sort()
+            for fn in sorted(filenames):
+                p = os.path.join(dirpath, fn)
+                if (fn.endswith(".so") or ".so." in fn) and os.path.isfile(p) and not is_module_file(p):
+                    out.append(p)
+        return out
+    return []
+
+
 def python_imports_of_torch():
     """The extension modules outside torch that `import torch` imports at
     the Python level (numpy's, the standard library's), in order."""
@@ -235,17 +274,29 @@ def log(msg):
         print(f"oracle: {msg}", file=sys.stderr, flush=True)
 
 
-def measure_package(pkg, mods, import_package):
-    """In a child: import pkg (unless told not to), then each module."""
+def measure_package(pkg, mods, import_package, libs=()):
+    """In a child: import pkg (unless told not to), then each module; the
+    package's libraries (package_libraries) under "libraries"."""
     def run():
         perr = None
+        before = {os.path.realpath(p) for p in maps_files()}
         if import_package:
             try:
                 importlib.import_module(pkg)
             except BaseException as e:
                 perr = f"{type(e).__name__}: {e}"
+        after = {os.path.realpath(p) for p in maps_files()}
         res = {}
         log(f"{pkg} imported: {perr}")
+        lib_res = {}
+        for path in libs:
+            d = dlopen_of(path)
+            real = os.path.realpath(path)
+            lib_res[path] = {"package": pkg, "package_error": perr, "mapped_before_import": real in before,
+                             "mapped_by_import": real in after and import_package,
+                             "dlopen": d.get("error", d.get("crashed") and "crashed: " + d["crashed"])}
+        if lib_res:
+            res["\0libraries"] = lib_res
         for name, path in mods:
             d = dlopen_of(path)
             i = import_of(name)
@@ -257,17 +308,22 @@ def measure_package(pkg, mods, import_package):
     # each dlopen and import has its own TIMEOUT in its own fork: the
     # package's child may take that long for every one of them (scipy's
     # hundred modules ran past one TIMEOUT on a loaded machine)
-    return in_child(run, timeout=TIMEOUT * (2 * len(mods) + 1))
+    return in_child(run, timeout=TIMEOUT * (2 * len(mods) + len(libs) + 1))
 
 
-def measure_groups(groups):
+def measure_groups(groups, libraries):
+    """The modules of each (package, modules) group; the package's libraries
+    go into libraries."""
     modules = {}
     for pkg, mods in groups:
-        r = measure_package(pkg, mods, True)
+        libs = package_libraries(pkg)
+        r = measure_package(pkg, mods, True, libs)
+        lr = r.pop("\0libraries", {}) if isinstance(r, dict) else {}
         if "crashed" in r or "exception" in r:
             why = r.get("crashed") or r.get("exception")
-            r = measure_package(pkg, mods, False)
-            for v in r.values() if "crashed" not in r and "exception" not in r else []:
+            r = measure_package(pkg, mods, False, libs)
+            lr = r.pop("\0libraries", {})
+            for v in list(r.values()) + list(lr.values()) if "crashed" not in r and "exception" not in r else []:
                 v["package_error"] = f"crashed: {why}"
         if "crashed" in r or "exception" in r:
             why = "crashed: " + (r.get("crashed") or r.get("exception"))
@@ -275,6 +331,7 @@ def measure_groups(groups):
                 modules[path] = {"module": name, "package": pkg, "package_error": None,
                                  "dlopen": why, "import": why}
             continue
+        libraries.update(lr)
         modules.update(r)
     return modules
 
@@ -294,21 +351,26 @@ def main():
     bare, with_torch = [], []
     for pkg, mods in sorted(groups.items()):
         (with_torch if has_torch and (pkg == "torch" or imports_torch(pkg)) else bare).append((pkg, mods))
-    modules = measure_groups(bare)
+    libraries = {}
+    modules = measure_groups(bare, libraries)
     out["torch"] = None
     if has_torch:
         def torch_master():
             t = torch_import()
-            return {"torch": t, "modules": measure_groups(with_torch)}
+            libs = {}
+            return {"torch": t, "modules": measure_groups(with_torch, libs), "libraries": libs}
         r = in_child(torch_master, timeout=20 * TIMEOUT)
         if "crashed" in r or "exception" in r:
             out["torch"] = {"ok": False, "error": r.get("crashed") or r.get("exception"), "loads": []}
-            r = {"modules": measure_groups(with_torch)}
+            libs = {}
+            r = {"modules": measure_groups(with_torch, libs), "libraries": libs}
         else:
             out["torch"] = r["torch"]
         modules.update(r["modules"])
+        libraries.update(r["libraries"])
     out["torch_packages"] = [p for p, _ in with_torch]
     out["modules"] = modules
+    out["libraries"] = libraries
     with open(sys.argv[1], "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
 
