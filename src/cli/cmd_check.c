@@ -159,6 +159,26 @@ static void print_env_header(const struct term *t, const struct env_check *c, bo
 		fprintf(t->out, "%sgpu%s          %s\n", c_bold(t), c_reset(t), c->gpu_line);
 }
 
+/* A library its package's import loads itself: where, and what its failure costs. */
+static void print_self_loaded(const struct term *t, const struct module_verdict *v)
+{
+	const struct self_load *sl = v->loaded_by;
+	fprintf(t->out, "   %s%s%s  %s: loaded at %s:%d", c_bold(t), display_name(v), c_reset(t),
+		v->state == V_OK ? "loads" : v->state == V_FAILS ? "would fail to load" : "not checked",
+		one_line(sl->file), sl->line);
+	if (sl->call && sl->call_file)
+		fprintf(t->out, " (%s at %s:%d)", one_line(sl->call), one_line(sl->call_file), sl->call_line);
+	else if (sl->call)
+		fprintf(t->out, " (%s)", one_line(sl->call));
+	fputc('\n', t->out);
+	if (v->state != V_FAILS)
+		return;
+	if (v->dlerror)
+		fprintf(t->out, "      %sOSError: %s%s\n", c_dim(t), one_line(v->dlerror), c_reset(t));
+	if (v->consequence)
+		fprintf(t->out, "      %s\n", one_line(v->consequence));
+}
+
 /* -v: every distribution and module with its findings, after the causes. */
 static void print_env_detail(struct scan *s, const struct term *t, const struct env_check *c, bool verbose)
 {
@@ -200,6 +220,12 @@ static void print_env_detail(struct scan *s, const struct term *t, const struct 
 				const struct module_verdict *v = g->verdicts.item[k];
 				if (v->state == V_OK && !v->gpu_fails && !v->guess && !verbose)
 					continue;
+				if (v->loaded_by) {
+					print_self_loaded(t, v);
+					if (v->state == V_FAILS)
+						render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
+					continue;
+				}
 				fprintf(t->out, "   %s%s%s  %s\n", c_bold(t), display_name(v), c_reset(t),
 					v->gpu_fails ? "imports, but would fail on the GPU"
 					: v->state == V_OK && v->guess ? "imports, a guess: some of its symbols were bound to "
@@ -257,6 +283,37 @@ static void print_depends_on_json(struct jw *w, const struct self_load *sl)
 	jw_obj_end(w);
 }
 
+/* a library its package's import loads itself: where, by which call, caught or not; else null */
+static void print_loaded_by_json(struct jw *w, const struct self_load *sl)
+{
+	jw_key(w, "loaded_by");
+	if (!sl) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w);
+	jw_kstr(w, "file", sl->file);
+	jw_kint(w, "line", sl->line);
+	jw_kstr(w, "call", sl->call);
+	jw_kstr(w, "call_file", sl->call_file);
+	jw_key(w, "call_line");
+	if (sl->call_file)
+		jw_int(w, sl->call_line);
+	else
+		jw_null(w);
+	jw_kstr(w, "condition", sl->condition);
+	jw_kbool(w, "global", sl->global);
+	jw_kbool(w, "caught", sl->caught);
+	jw_kstr(w, "caught_by", sl->caught_by);
+	jw_kstr(w, "caught_file", sl->caught_file);
+	jw_key(w, "caught_line");
+	if (sl->caught)
+		jw_int(w, sl->caught_line);
+	else
+		jw_null(w);
+	jw_obj_end(w);
+}
+
 static void print_env_json(struct scan *s, struct jw *w, const struct env_check *c)
 {
 	const struct pyenv *e = &c->env;
@@ -275,6 +332,8 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 	jw_kint(w, "extension_modules", (int64_t)c->nextensions);
 	jw_kint(w, "failing_extension_modules", (int64_t)c->nfail_ext);
 	jw_kint(w, "cannot_tell", (int64_t)c->ncannot_tell);
+	jw_kint(w, "self_loaded_libraries", (int64_t)c->nself);
+	jw_kint(w, "failing_self_loaded_libraries", (int64_t)c->nfail_self);
 	jw_key(w, "torch");
 	if (c->torch.found) {
 		jw_obj_begin(w);
@@ -327,6 +386,8 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 			jw_kstr(w, "status", verdict_state_name(v->state));
 			jw_kstr(w, "error", v->dlerror);
 			print_depends_on_json(w, v->depends_on);
+			print_loaded_by_json(w, v->loaded_by);
+			jw_kstr(w, "consequence", v->consequence);
 			jw_kbool(w, "gpu_fails", v->gpu_fails);
 			jw_kbool(w, "guess", v->guess);
 			jw_kstr(w, "context", v->context);
@@ -491,6 +552,7 @@ struct check_run {
 	struct causes *causes;		/* each environment's root causes */
 	struct causes all;		/* over every finding (JSON) */
 	size_t nfail, next, ngpu_fail, nwarn;
+	size_t nself, nfail_self;	/* libraries the packages' imports load themselves */
 	size_t ncannot_tell;		/* not known to fail: never counted as importing, nor as failing */
 	bool torch_fails, driver_missing, failed_to_run;
 	int code;
@@ -559,6 +621,8 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 		causes_build(&s->arena, &s->findings, r->ffirst[i], r->fend[i], &r->causes[i]);
 		r->driver_missing |= causes_driver_missing(&r->causes[i]);
 		r->nfail += r->envs[i].nfail_ext + r->envs[i].nfail_lib;
+		r->nfail_self += r->envs[i].nfail_self;
+		r->nself += r->envs[i].nself;
 		r->ngpu_fail += r->envs[i].ngpu_fail;
 		r->ncannot_tell += r->envs[i].ncannot_tell;
 		r->next += r->envs[i].nextensions;
@@ -569,7 +633,7 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 	for (size_t i = 0; i < s->findings.list.n; i++)
 		if (str_eq(((struct finding *)s->findings.list.item[i])->id, "import-fails"))
 			r->torch_fails = true;
-	r->code = r->nfail || r->torch_fails || r->ngpu_fail ? EXIT_FAILS : EXIT_OK;
+	r->code = r->nfail || r->nfail_self || r->torch_fails || r->ngpu_fail ? EXIT_FAILS : EXIT_OK;
 	r->nwarn = findings_count(&s->findings, SEV_WARNING);
 	return 0;
 }
@@ -581,6 +645,8 @@ static void print_run_json(struct scan *s, struct jw *w, const struct check_run 
 	jw_kint(w, "extension_modules", (int64_t)r->next);
 	jw_kint(w, "failing", (int64_t)r->nfail);
 	jw_kint(w, "failing_on_gpu", (int64_t)r->ngpu_fail);
+	jw_kint(w, "self_loaded_libraries", (int64_t)r->nself);
+	jw_kint(w, "failing_self_loaded_libraries", (int64_t)r->nfail_self);
 	jw_kint(w, "cannot_tell", (int64_t)r->ncannot_tell);
 	jw_kint(w, "errors", (int64_t)findings_count(&s->findings, SEV_ERROR));
 	jw_kint(w, "warnings", (int64_t)r->nwarn);
@@ -599,7 +665,7 @@ static void print_run_json(struct scan *s, struct jw *w, const struct check_run 
 
 static size_t failing_in(const struct env_check *c)
 {
-	return c->nfail_ext + c->nfail_lib;
+	return c->nfail_ext + c->nfail_lib + c->nfail_self;
 }
 
 static bool skip_driver(const struct cause *c, const void *ctx)
@@ -621,9 +687,9 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 	const struct env_check *c = &r->envs[i];
 	const struct causes *cs = &r->causes[i];
 	print_env_header(t, c, verbose);
-	size_t nf = failing_in(c);
-	size_t checked = c->nv - c->nstdlib + c->nbroken_ext;	/* libraries too under --libraries */
-	bool bad = nf || c->ngpu_fail;
+	size_t nf = c->nfail_ext + c->nfail_lib;
+	size_t checked = c->nv - c->nstdlib + c->nbroken_ext - c->nself;	/* libraries too under --libraries */
+	bool bad = nf || c->nfail_self || c->ngpu_fail;
 	fprintf(t->out, "%sverdict%s      %s%s%s: %zu of %zu %s would fail to import here", c_bold(t),
 		c_reset(t), bad ? c_red(t) : c->ncannot_tell ? c_yellow(t) : c_green(t),
 		bad ? "FAIL" : c->ncannot_tell ? "CANNOT TELL" : "OK", c_reset(t),
@@ -631,6 +697,9 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 		: checked == 1 ? "extension module" : "extension modules");
 	if (c->ngpu_fail)
 		fprintf(t->out, ", %zu would fail on the GPU", c->ngpu_fail);
+	if (c->nself)
+		fprintf(t->out, "; %zu of %zu librar%s its packages load themselves would fail to load", c->nfail_self,
+			c->nself, c->nself == 1 ? "y" : "ies");
 	if (c->ncannot_tell)
 		fprintf(t->out, "; cannot tell for %zu (each depends on what its package does as it imports: see below)",
 			c->ncannot_tell);
@@ -693,6 +762,9 @@ static void print_summary_line(const struct term *t, const struct check_run *r)
 		fprintf(t->out, ", %zu would import and fail on the GPU", r->ngpu_fail);
 	if (r->ncannot_tell)
 		fprintf(t->out, ", %zu cannot tell", r->ncannot_tell);
+	if (r->nself)
+		fprintf(t->out, "; %zu of %zu librar%s the packages load themselves would fail to load", r->nfail_self,
+			r->nself, r->nself == 1 ? "y" : "ies");
 	fprintf(t->out, "; %zu warning%s\n", r->nwarn, r->nwarn == 1 ? "" : "s");
 }
 

@@ -77,7 +77,7 @@ struct wheel_report {
 	const char *name, *version;
 	bool tag_ok;
 	const char *tag_problem, *glibc_problem;
-	const struct ptrvec *own, *broken;	/* struct module_verdict * */
+	const struct ptrvec *own, *own_libs, *broken;	/* struct module_verdict * */
 };
 
 /* --junit: the tag check, the glibc floor, its modules, the modules it breaks */
@@ -92,12 +92,18 @@ static bool write_junit(const char *path, const struct findings *fl, const struc
 	size_t failures = !r->tag_ok + (r->glibc_problem != NULL) + r->broken->n;
 	for (size_t i = 0; i < r->own->n; i++)
 		failures += junit_fails(r->own->item[i]);
-	junit_suite_begin(&j, suite, 2 + r->own->n + r->broken->n, failures, 0);
+	for (size_t i = 0; i < r->own_libs->n; i++)
+		failures += junit_fails(r->own_libs->item[i]);
+	junit_suite_begin(&j, suite, 2 + r->own->n + r->own_libs->n + r->broken->n, failures, 0);
 	junit_case(&j, "wheel", "pip's tag check", "tags-not-supported",
 		   r->tag_ok ? NULL : r->tag_problem ? r->tag_problem : "pip would refuse the wheel");
 	junit_case(&j, "wheel", "glibc floor within its manylinux tag", "glibc-floor-above-tag", r->glibc_problem);
 	for (size_t i = 0; i < r->own->n; i++)
 		junit_module(&j, fl, r->own->item[i], r->name);
+	char libgroup[600];
+	snprintf(libgroup, sizeof libgroup, "%s: libraries its import loads itself", r->name);
+	for (size_t i = 0; i < r->own_libs->n; i++)
+		junit_module(&j, fl, r->own_libs->item[i], libgroup);
 	for (size_t i = 0; i < r->broken->n; i++) {
 		const struct module_verdict *v = r->broken->item[i];
 		char group[512];
@@ -143,12 +149,70 @@ static void target_of(struct scan *s, const struct env_check *c, struct wheel_ta
 	tg->arch = po->elf.machine == EM_X86_64_ ? "x86_64" : elf_machine_name(po->elf.machine);
 }
 
+/* "loaded_by": the call of the package's import that loads the library */
+static void wheel_loaded_by_json(struct jw *j, const struct self_load *sl)
+{
+	jw_key(j, "loaded_by");
+	if (!sl) {
+		jw_null(j);
+		return;
+	}
+	jw_obj_begin(j);
+	jw_kstr(j, "file", sl->file);
+	jw_kint(j, "line", sl->line);
+	jw_kstr(j, "call", sl->call);
+	jw_kstr(j, "call_file", sl->call_file);
+	jw_key(j, "call_line");
+	if (sl->call_file)
+		jw_int(j, sl->call_line);
+	else
+		jw_null(j);
+	jw_kstr(j, "condition", sl->condition);
+	jw_kbool(j, "caught", sl->caught);
+	jw_kstr(j, "caught_by", sl->caught_by);
+	jw_kstr(j, "caught_file", sl->caught_file);
+	jw_key(j, "caught_line");
+	if (sl->caught)
+		jw_int(j, sl->caught_line);
+	else
+		jw_null(j);
+	jw_obj_end(j);
+}
+
 struct change {
 	const struct module_verdict *before, *after;
 };
 
+/* A library the package's import loads itself: where, and what its failure costs. */
+static void print_library_verdict(struct scan *s, const struct term *t, const struct module_verdict *v, bool verbose)
+{
+	const struct self_load *sl = v->loaded_by;
+	bool ok = v->state == V_OK;
+	fprintf(t->out, "   %s%s%s  %s\n", ok ? c_green(t) : c_red(t), path_basename(v->io->path), c_reset(t),
+		ok ? "loads" : v->state == V_FAILS ? "would fail to load" : "not checked");
+	fprintf(t->out, "      loaded at %s:%d", sl->file, sl->line);
+	if (sl->call && sl->call_file)
+		fprintf(t->out, " (%s at %s:%d)", sl->call, sl->call_file, sl->call_line);
+	else if (sl->call)
+		fprintf(t->out, " (%s)", sl->call);
+	if (sl->condition)
+		fprintf(t->out, ", only when `%s` (line %d)", sl->condition, sl->condition_line);
+	fputc('\n', t->out);
+	if (v->state != V_FAILS)
+		return;
+	if (v->dlerror)
+		fprintf(t->out, "      OSError: %s\n", v->dlerror);
+	if (v->consequence)
+		fprintf(t->out, "      %s\n", v->consequence);
+	render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
+}
+
 static void print_verdict(struct scan *s, const struct term *t, const struct module_verdict *v, bool verbose)
 {
+	if (v->loaded_by) {
+		print_library_verdict(s, t, v, verbose);
+		return;
+	}
 	bool ok = v->state == V_OK && !v->gpu_fails;
 	fprintf(t->out, "   %s%s%s  %s\n", ok ? c_green(t) : c_red(t),
 		v->io->module ? v->io->module : path_basename(v->io->path), c_reset(t),
@@ -269,13 +333,20 @@ int cmd_wheel(int argc, char **argv)
 	memset(&was, 0, sizeof was);
 	for (size_t i = 0; i < cb.nv; i++)
 		strmap_put(&before.arena, &was, verdict_key(&before.arena, &cb.v[i]), &cb.v[i]);
-	struct ptrvec own, broken, fixed;
+	struct ptrvec own, own_libs, broken, fixed;
 	memset(&own, 0, sizeof own);
+	memset(&own_libs, 0, sizeof own_libs);
 	memset(&broken, 0, sizeof broken);
 	memset(&fixed, 0, sizeof fixed);
-	size_t own_fail = 0;
+	size_t own_fail = 0, own_lib_fail = 0;
 	for (size_t i = 0; i < ca.nv; i++) {
 		const struct module_verdict *v = &ca.v[i];
+		if (v->loaded_by && placed_by_wheel(&placed, v->io->path)) {
+			/* a library its import loads itself: listed apart from its modules */
+			ptrvec_push(&after.arena, &own_libs, (void *)v);
+			own_lib_fail += v->state == V_FAILS;
+			continue;
+		}
 		if (!v->io->is_extension && v->state == V_OK)
 			continue;
 		if (placed_by_wheel(&placed, v->io->path)) {
@@ -298,7 +369,7 @@ int cmd_wheel(int argc, char **argv)
 			if (!b || !b->gpu_fails)
 				ptrvec_push(&after.arena, &broken, (void *)&ca.v[i]);
 		}
-	if (!tag_ok || own_fail || own_gpu_fail || broken.n)
+	if (!tag_ok || own_fail || own_lib_fail || own_gpu_fail || broken.n)
 		code = EXIT_FAILS;
 	if (o.junit) {
 		struct wheel_report rep = { name, w.meta_version ? w.meta_version : w.version, tag_ok, why_not,
@@ -307,7 +378,7 @@ int cmd_wheel(int argc, char **argv)
 									  floor.major, floor.minor, floor.version,
 									  floor.member, tag_major, tag_minor)
 							   : NULL,
-					    &own, &broken };
+					    &own, &own_libs, &broken };
 		if (!write_junit(o.junit, &after.findings, &rep))
 			code = EXIT_UNREADABLE;
 	}
@@ -368,9 +439,11 @@ int cmd_wheel(int argc, char **argv)
 		} else {
 			jw_null(&j);
 		}
-		const struct ptrvec *lists[3] = { &own, &broken, &fixed };
-		const char *keys[3] = { "modules", "breaks", "fixes" };
-		for (int k = 0; k < 3; k++) {
+		const struct ptrvec *lists[4] = { &own, &broken, &fixed, &own_libs };
+		const char *keys[4] = { "modules", "breaks", "fixes", "libraries" };
+		jw_kint(&j, "failing_modules", (long long)own_fail);
+		jw_kint(&j, "failing_libraries", (long long)own_lib_fail);
+		for (int k = 0; k < 4; k++) {
 			jw_key(&j, keys[k]);
 			jw_arr_begin(&j);
 			for (size_t i = 0; i < lists[k]->n; i++) {
@@ -380,6 +453,12 @@ int cmd_wheel(int argc, char **argv)
 				jw_kstr(&j, "path", v->io->path);
 				jw_kbool(&j, "imports", v->state == V_OK);
 				jw_kstr(&j, "error", v->dlerror);
+				if (v->loaded_by || k == 3) {
+					/* a library its package's import loads itself */
+					jw_kbool(&j, "loads", v->state == V_OK);
+					wheel_loaded_by_json(&j, v->loaded_by);
+					jw_kstr(&j, "consequence", v->consequence);
+				}
 				jw_key(&j, "findings");
 				jw_arr_begin(&j);
 				for (size_t f = v->finding_first; f < v->finding_end; f++)
@@ -435,6 +514,11 @@ int cmd_wheel(int argc, char **argv)
 	fprintf(t.out, "\n%sits extension modules%s (%zu)\n", c_bold(&t), c_reset(&t), own.n);
 	for (size_t i = 0; i < own.n; i++)
 		print_verdict(&after, &t, own.item[i], o.verbose);
+	if (own_libs.n) {
+		fprintf(t.out, "\n%slibraries its import loads itself%s (%zu)\n", c_bold(&t), c_reset(&t), own_libs.n);
+		for (size_t i = 0; i < own_libs.n; i++)
+			print_verdict(&after, &t, own_libs.item[i], o.verbose);
+	}
 	if (broken.n) {
 		fprintf(t.out, "\n%s%sbreaks%s (%zu that import today)\n", c_bold(&t), c_red(&t), c_reset(&t), broken.n);
 		for (size_t i = 0; i < broken.n; i++)
@@ -448,8 +532,12 @@ int cmd_wheel(int argc, char **argv)
 	fprintf(t.out, "\n%s%s%s: ", code ? c_red(&t) : c_green(&t), code ? "FAIL" : "OK", c_reset(&t));
 	if (!tag_ok)
 		fprintf(t.out, "pip would refuse the wheel; ");
-	fprintf(t.out, "%zu of %zu of its modules would fail, %zu other module%s would break, %zu would be fixed\n",
-		own_fail, own.n, broken.n, broken.n == 1 ? "" : "s", fixed.n);
+	fprintf(t.out, "%zu of %zu of its modules would fail", own_fail, own.n);
+	if (own_libs.n)
+		fprintf(t.out, ", %zu of %zu librar%s its import loads itself would fail to load", own_lib_fail,
+			own_libs.n, own_libs.n == 1 ? "y" : "ies");
+	fprintf(t.out, ", %zu other module%s would break, %zu would be fixed\n", broken.n, broken.n == 1 ? "" : "s",
+		fixed.n);
 out:
 	wheel_close(&w);
 	scan_release(&after);

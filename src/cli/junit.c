@@ -75,7 +75,7 @@ void junit_suite_end(struct junit *j)
 
 bool junit_counts(const struct module_verdict *v)
 {
-	return (v->io->is_extension && !v->io->in_stdlib) || v->state == V_FAILS || v->gpu_fails;
+	return (v->io->is_extension && !v->io->in_stdlib) || v->loaded_by || v->state == V_FAILS || v->gpu_fails;
 }
 
 bool junit_fails(const struct module_verdict *v)
@@ -145,6 +145,10 @@ void junit_module(struct junit *j, const struct findings *fl, const struct modul
 	fputs("\">", j->out);
 	if (v->dlerror) {
 		xml_text(j->out, v->dlerror);
+		fputc('\n', j->out);
+	}
+	if (v->consequence) {
+		xml_text(j->out, v->consequence);
 		fputc('\n', j->out);
 	}
 	if (f) {

@@ -53,6 +53,42 @@ static const struct pkg_init *pkg_init_of(struct check_ctx *x, const struct inv_
 	return pi;
 }
 
+/* The load of io its package's import makes itself (selfload.h), or NULL. */
+static const struct self_load *self_load_of(struct check_ctx *x, const struct inv_obj *io)
+{
+	const struct pkg_init *pi = io->is_extension ? NULL : pkg_init_of(x, io);
+	for (size_t i = 0; pi && i < pi->nloads; i++)
+		if (str_eq(pi->loads[i].path, io->path))
+			return &pi->loads[i];
+	return NULL;
+}
+
+/* What failing to load a library its package loads itself costs the user. */
+static const char *self_load_consequence(struct check_ctx *x, const struct module_verdict *v,
+					 const struct self_load *sl)
+{
+	struct arena *a = &x->s->arena;
+	const char *pkg = v->io->package, *lib = path_basename(v->io->path);
+	const char *when = sl->condition ? arena_printf(a, "when `%s` (%s:%d): ", sl->condition, sl->file,
+							sl->condition_line) : "";
+	bool ops = sl->call && strstr(sl->call, "load_library");
+	if (sl->caught)
+		return arena_printf(a, "%s`import %s` still works (the failure is caught: `%s`, %s:%d), but without %s "
+				    "%s: %s", when, pkg, sl->caught_by, sl->caught_file, sl->caught_line, lib,
+				    ops ? "the operators it registers with torch are missing" : "what it provides is missing",
+				    ops ? arena_printf(a, "every call of one (torch.ops.%s.*) fails", pkg)
+					: "every function of it fails");
+	size_t nmod = 0;
+	for (size_t i = 0; i < x->c->inv.nobj; i++) {
+		const struct inv_obj *o = x->c->inv.obj[i];
+		nmod += o->is_extension && o->site && o->package && str_eq(o->site, v->io->site) && str_eq(o->package, pkg);
+	}
+	return arena_printf(a, "%s`import %s` raises OSError: %s (the load at %s:%d is not inside a try that catches "
+			    "it), so every module of %s is lost%s", when, pkg, v->dlerror ? v->dlerror : "the load fails",
+			    sl->file, sl->line, pkg, nmod ? arena_printf(a, ", its %zu extension module%s with it", nmod,
+								  nmod == 1 ? "" : "s") : "");
+}
+
 /* Does the object need a library that lives in torch's folder? */
 static const char *needs_torch_library(struct check_ctx *x, const struct inv_obj *io)
 {
@@ -1216,7 +1252,8 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct inv_obj *io = order[i];
-		if (!io->is_extension && !o->libraries_too)
+		const struct self_load *loader = self_load_of(x, io);
+		if (!io->is_extension && !o->libraries_too && !loader)
 			continue;
 		if (o->nfocus && !in_focus(o, io->path))
 			continue;
@@ -1232,12 +1269,19 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 			continue;
 		}
 		judge(x, io, v);
-		if (io->is_extension && io->in_stdlib)
+		if (loader) {
+			/* counted apart from modules and --libraries */
+			v->loaded_by = loader;
+			if (v->state == V_FAILS)
+				v->consequence = self_load_consequence(x, v, loader);
+			c->nself++;
+			c->nfail_self += v->state == V_FAILS;
+		} else if (io->is_extension && io->in_stdlib)
 			c->nstdlib++;
 		else if (io->is_extension)
 			c->nextensions++;
 		c->ncannot_tell += v->state == V_CANNOT_TELL;
-		if (v->state == V_FAILS) {
+		if (v->state == V_FAILS && !loader) {
 			if (io->is_extension)
 				c->nfail_ext++;
 			else

@@ -68,6 +68,13 @@ struct module_verdict {
 					 * described by name only): "imports" is not known */
 	bool gpu_fails;			/* imports, but has no kernel for a target GPU, or the
 					 * driver is too old for it (an error-level CUDA finding) */
+	/* a library (no extension module) its package's import loads itself
+	 * (selfload.h), judged in the state that load meets: the load, and
+	 * when it fails what the user loses, root cause first ("`import
+	 * torchvision` still works (...caught...), but ..." or "`import PKG`
+	 * raises OSError: ..."); NULL otherwise */
+	const struct self_load *loaded_by;
+	const char *consequence;
 };
 
 struct check_ctx;	/* the processes and caches of one check (check.c) */
@@ -82,6 +89,8 @@ struct env_check {
 	struct module_verdict *v;
 	size_t nv;
 	size_t nextensions, nstdlib, nfail_ext, nfail_lib;
+	size_t nself, nfail_self;	/* libraries the packages' imports load themselves (loaded_by),
+					 * judged without --libraries; counted apart from modules */
 	size_t ncannot_tell;	/* modules whose verdict depends on a load abiscope cannot decide */
 	size_t nbroken_ext;	/* of nextensions: files no one can import (extension-unreadable) */
 	size_t ngpu_fail;		/* modules that import but fail on the GPU */

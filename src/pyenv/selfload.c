@@ -12,10 +12,12 @@ struct block {
 	int chain;		/* if/elif/else: 1 a branch so far runs, 0 none does, -1 unknown */
 	const char *text;	/* the header line, for a condition shown to the user */
 	int line;
+	const char *le;		/* the end of the header line in the file's text */
 };
 
 #define MAX_BLOCKS 32
 #define MAX_FLAGS 32
+#define MAX_FUNCS 64
 
 struct reader {
 	struct scan *s;
@@ -35,6 +37,11 @@ struct file_state {
 	const char *flag_name[MAX_FLAGS];
 	int flag_truth[MAX_FLAGS];
 	size_t nflags;
+	/* the functions a module-level call may reach: defined at the top of
+	 * this file, or imported from a module of the package (its file) */
+	const char *fn_name[MAX_FUNCS];
+	const char *fn_file[MAX_FUNCS];
+	size_t nfn;
 };
 
 static bool ident_char(char c)
@@ -191,7 +198,7 @@ static void load_call(struct reader *r, const char *text, const char *ls, const 
 	if (!open || open > le)
 		return;
 	const char *close = call_end(open, le);
-	sl->global = count_of(open, close, "RTLD_GLOBAL") > 0;
+	sl->global |= count_of(open, close, "RTLD_GLOBAL") > 0;
 	sl->path = named_library(r, open, close, dir);
 	if (!sl->path) {
 		/* a name: "lib_path = _get_extension_path("_C")" a few lines
@@ -227,6 +234,10 @@ static void load_call(struct reader *r, const char *text, const char *ls, const 
 			}
 		}
 	}
+}
+
+static void keep_load(struct reader *r, const struct self_load *sl)
+{
 	if (sl->path) {
 		add_load(r, sl);
 	} else if (!r->out->unnamed) {
@@ -237,10 +248,25 @@ static void load_call(struct reader *r, const char *text, const char *ls, const 
 
 static void read_module(struct reader *r, const char *path, int depth);
 
+static void note_function(struct reader *r, struct file_state *fs, const char *name, size_t n, const char *file)
+{
+	if (!n || n > 128)
+		return;
+	for (size_t i = 0; i < fs->nfn; i++)
+		if (strlen(fs->fn_name[i]) == n && strncmp(fs->fn_name[i], name, n) == 0) {
+			fs->fn_file[i] = file;	/* the later definition is the one called */
+			return;
+		}
+	if (fs->nfn < MAX_FUNCS) {
+		fs->fn_name[fs->nfn] = arena_strndup(&r->s->arena, name, n);
+		fs->fn_file[fs->nfn++] = file;
+	}
+}
+
 /* "from . import a, b", "from .x import y", "from PKG.x import y",
  * "import PKG.x": the package's own modules the line imports. */
-static void own_import(struct reader *r, const char *line, const char *le, const char *dir, const char *file,
-		       int lineno, int depth)
+static void own_import(struct reader *r, struct file_state *fs, const char *line, const char *le, const char *dir,
+		       const char *file, int lineno, int depth)
 {
 	char mod[PATH_MAX];
 	const char *names = NULL;
@@ -314,6 +340,14 @@ static void own_import(struct reader *r, const char *line, const char *le, const
 		while (e < le && *e != ',' && *e != '\n')
 			e++;
 		n = e;
+	}
+	/* "from .x import f": a call to f runs x.py's f */
+	if (names && m1 > m0) {
+		const char *mpy = arena_printf(&r->s->arena, "%s.py", mod);
+		const char *minit = arena_printf(&r->s->arena, "%s/__init__.py", mod);
+		const char *mfile = is_file(r, mpy) ? mpy : is_file(r, minit) ? minit : NULL;
+		for (size_t i = m1 > m0; mfile && i < nt; i++)
+			note_function(r, fs, path_basename(targets[i]), strlen(path_basename(targets[i])), mfile);
 	}
 	for (size_t i = 0; i < nt; i++) {
 		const char *t = targets[i];
@@ -535,7 +569,7 @@ static void open_block(struct reader *r, struct file_state *fs, const char *q, c
 		       int lineno)
 {
 	const char *end = trim_end(q, le);
-	struct block b = { indent, B_OTHER, 1, 1, NULL, lineno };
+	struct block b = { indent, B_OTHER, 1, 1, NULL, lineno, le };
 	const struct block *prev = fs->last.indent == indent ? &fs->last : NULL;
 	bool after_if = prev && (prev->kind == B_IF || prev->kind == B_ELIF);
 	if (keyword(q, le, "def") || keyword(q, le, "class") || keyword(q, le, "async") || *q == '@') {
@@ -559,6 +593,7 @@ static void open_block(struct reader *r, struct file_state *fs, const char *q, c
 		b.truth = -1;
 	}
 	b.text = arena_strndup(&r->s->arena, q, (size_t)(end - q));
+	b.le = le;
 	if (fs->nblock < MAX_BLOCKS)
 		fs->block[fs->nblock++] = b;
 }
@@ -649,12 +684,228 @@ static bool is_header(const char *q, const char *le, bool brackets_open)
 	return false;
 }
 
+/* ---- following a call into a function of the package ---- */
+
+static int line_number(const char *text, const char *p)
+{
+	int n = 1;
+	for (const char *q = text; q < p; q++)
+		n += *q == '\n';
+	return n;
+}
+
+/* Does the except clause [q, le) catch the OSError a failed load raises? */
+static bool catches_oserror(const char *q, const char *le)
+{
+	static const char *const names[] = { "OSError", "EnvironmentError", "IOError", "Exception", "BaseException" };
+	const char *p = skip_ws(q + 6, le);
+	if (p < le && *p == ':')
+		return true;	/* a bare except */
+	const char *end = p;
+	while (end < le && *end != ':' && !(end + 4 <= le && strncmp(end, " as ", 4) == 0))
+		end++;
+	for (const char *t = p; t < end;) {
+		if (!ident_char(*t)) {
+			t++;
+			continue;
+		}
+		const char *e = t, *last = t;
+		while (e < end && (ident_char(*e) || *e == '.'))
+			if (*e++ == '.')
+				last = e;
+		for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+			if (span_is(last, e, names[i]))
+				return true;
+		t = e;
+	}
+	return false;
+}
+
+/* The except clause of the try whose header ends at hdr_le (at indent) that
+ * catches an OSError, as the start of its text; NULL when none does. */
+static const char *try_catches(const char *hdr_le, int indent)
+{
+	int depth = 0;
+	char triple = 0;
+	for (const char *ls = *hdr_le ? hdr_le + 1 : NULL; ls && *ls;) {
+		const char *le = strchr(ls, '\n');
+		if (!le)
+			le = ls + strlen(ls);
+		bool continued = triple || depth > 0;
+		scan_line(ls, le, &depth, &triple);
+		const char *q = skip_ws(ls, le);
+		if (!continued && q < le && *q != '#' && *q != '\r') {
+			int ind = (int)(q - ls);
+			if (ind < indent)
+				return NULL;
+			if (ind == indent) {
+				if (keyword(q, le, "except")) {
+					if (catches_oserror(q, trim_end(q, le)))
+						return q;
+				} else if (!keyword(q, le, "else") && !keyword(q, le, "finally")) {
+					return NULL;
+				}
+			}
+		}
+		ls = *le ? le + 1 : NULL;
+	}
+	return NULL;
+}
+
+static const char *line_end(const char *ls)
+{
+	const char *le = strchr(ls, '\n');
+	return le ? le : ls + strlen(ls);
+}
+
+/* The loading call in [q, le) ("torch.ops.load_library(", "ctypes.CDLL("),
+ * as the '(' and *callee, the dotted name before it; NULL when none. */
+static const char *loading_call(struct arena *a, const char *ls, const char *q, const char *le, const char **callee)
+{
+	static const char *const calls[] = { "load_library(", "_load_lib(", "CDLL(", "LoadLibrary(" };
+	for (size_t k = 0; k < ARRAY_SIZE(calls); k++) {
+		const char *c = strstr(q, calls[k]);
+		if (!c || c >= le)
+			continue;
+		const char *open = c + strlen(calls[k]) - 1;
+		const char *b = c;
+		while (b > ls && (ident_char(b[-1]) || b[-1] == '.'))
+			b--;
+		*callee = arena_strndup(a, b, (size_t)(open - b));
+		return open;
+	}
+	return NULL;
+}
+
+/* What the body of a function does when called: its first loading call. */
+struct body_load {
+	const char *callee;		/* "torch.ops.load_library" */
+	const char *open, *close;	/* its arguments, in the function file's text */
+	int line;
+	const char *caught_by;		/* the except clause that catches its OSError, or NULL */
+	int caught_line;
+	bool global;
+};
+
+/* The first loading call in the body of the top-level `def name(` of text. */
+static bool function_load(struct arena *a, const char *text, const char *name, struct body_load *out)
+{
+	size_t nl = strlen(name);
+	int depth = 0;
+	char triple = 0;
+	bool in_body = false;
+	struct { int indent; const char *le; bool is_try; } stack[MAX_BLOCKS];
+	size_t nstack = 0;
+	for (const char *ls = text; ls && *ls;) {
+		const char *le = line_end(ls);
+		bool continued = triple || depth > 0;
+		scan_line(ls, le, &depth, &triple);
+		const char *q = skip_ws(ls, le);
+		int ind = (int)(q - ls);
+		if (!continued && q < le && *q != '#' && *q != '\r') {
+			if (ind == 0 && in_body)
+				return false;	/* past its body */
+			if (ind == 0) {
+				const char *d = keyword(q, le, "async") ? skip_ws(q + 5, le) : q;
+				in_body = keyword(d, le, "def") && strncmp(skip_ws(d + 3, le), name, nl) == 0 &&
+					  skip_ws(d + 3, le)[nl] == '(';
+			} else if (in_body) {
+				while (nstack && stack[nstack - 1].indent >= ind)
+					nstack--;
+				const char *callee;
+				const char *open = loading_call(a, ls, q, le, &callee);
+				if (open) {
+					memset(out, 0, sizeof *out);
+					out->callee = callee;
+					out->open = open;
+					out->close = call_end(open, le);
+					out->line = line_number(text, ls);
+					out->global = count_of(open, out->close, "RTLD_GLOBAL") > 0;
+					for (size_t i = nstack; i-- > 0 && !out->caught_by;) {
+						const char *c = stack[i].is_try ? try_catches(stack[i].le, stack[i].indent) : NULL;
+						if (c) {
+							out->caught_by = arena_strndup(a, c, (size_t)(trim_end(c, line_end(c)) - c));
+							out->caught_line = line_number(text, c);
+						}
+					}
+					return true;
+				}
+				if (is_header(q, le, false) && nstack < MAX_BLOCKS) {
+					stack[nstack].indent = ind;
+					stack[nstack].le = le;
+					stack[nstack++].is_try = keyword(q, le, "try");
+				}
+			}
+		}
+		ls = *le ? le + 1 : NULL;
+	}
+	return false;
+}
+
 /* Where one statement line is: its file, text and position in both. */
 struct line_at {
 	const char *text, *ls, *q, *le;
 	const char *dir, *file;
 	int lineno;
 };
+
+/* A call on the line [q, le) into a function of the package whose body
+ * loads a library: sl gets the loading call, where it is, whether a try in
+ * the body catches its failure, and (when the call into the function does
+ * not name it) the library the body names.  False when there is none. */
+static bool follow_call(struct reader *r, struct file_state *fs, const struct line_at *at, const char *q,
+			const char *le, struct self_load *sl)
+{
+	for (const char *p = q; p < le; p++) {
+		if (*p != '(' || p == q || !ident_char(p[-1]))
+			continue;
+		const char *n = p;
+		while (n > q && ident_char(n[-1]))
+			n--;
+		if (n > q && n[-1] == '.')
+			continue;	/* an attribute's method: not a function of the package */
+		for (size_t i = 0; i < fs->nfn; i++) {
+			if (strlen(fs->fn_name[i]) != (size_t)(p - n) || strncmp(fs->fn_name[i], n, (size_t)(p - n)) != 0)
+				continue;
+			const char *fpath = fs->fn_file[i];
+			const char *ftext = at->text;
+			char *owned = NULL;
+			size_t len;
+			struct diag d;
+			diag_clear(&d);
+			if (fpath && fs_read_small(&r->s->fs, fpath, SELFLOAD_MAX_TEXT, &owned, &len, &d) != ST_OK)
+				break;
+			if (owned)
+				ftext = owned;
+			struct body_load bl;
+			bool found = function_load(&r->s->arena, ftext, fs->fn_name[i], &bl);
+			if (found) {
+				char fdir[PATH_MAX];
+				if (fpath)
+					path_dirname(fpath, fdir, sizeof fdir);
+				sl->call = bl.callee;
+				sl->call_file = fpath ? arena_strdup(&r->s->arena, rel(r, fpath)) : at->file;
+				sl->call_line = bl.line;
+				sl->global |= bl.global;
+				if (bl.caught_by) {
+					sl->caught = true;
+					sl->caught_by = bl.caught_by;
+					sl->caught_file = sl->call_file;
+					sl->caught_line = bl.caught_line;
+				}
+				const char *close = call_end(p, le);
+				sl->path = named_library(r, p, close, at->dir);
+				if (!sl->path)
+					sl->path = named_library(r, bl.open, bl.close, fpath ? fdir : at->dir);
+			}
+			free(owned);
+			if (found)
+				return true;
+			break;
+		}
+	}
+	return false;
+}
 
 /* One statement line the import runs (runs: 1, or -1 under cond). */
 static void statement(struct reader *r, struct file_state *fs, const struct line_at *at, int depth, int runs,
@@ -682,20 +933,42 @@ static void statement(struct reader *r, struct file_state *fs, const struct line
 		r->out->order_file = at->file;
 		r->out->order_line = at->lineno;
 	}
-	own_import(r, q, le, at->dir, at->file, at->lineno, depth);
-	static const char *const calls[] = { "load_library(", "_load_lib(", "CDLL(", "LoadLibrary(" };
-	for (size_t k = 0; k < ARRAY_SIZE(calls); k++) {
-		const char *c = strstr(q, calls[k]);
-		if (c && c < le) {
-			struct self_load sl = { NULL, at->file, at->lineno, NULL, 0, false };
-			if (runs < 0) {
-				sl.condition = cond->text;
-				sl.condition_line = cond->line;
-			}
-			load_call(r, at->text, at->ls, le, c, at->dir, &sl);
-			break;
+	own_import(r, fs, q, le, at->dir, at->file, at->lineno, depth);
+	struct self_load sl;
+	memset(&sl, 0, sizeof sl);
+	sl.file = at->file;
+	sl.line = at->lineno;
+	if (runs < 0) {
+		sl.condition = cond->text;
+		sl.condition_line = cond->line;
+	}
+	const char *callee = NULL;
+	const char *open = loading_call(&r->s->arena, at->ls, q, le, &callee);
+	bool followed = follow_call(r, fs, at, q, le, &sl);
+	if (open && !(followed && sl.path)) {
+		const char *c = open;
+		while (c > at->ls && (ident_char(c[-1]) || c[-1] == '.'))
+			c--;
+		load_call(r, at->text, at->ls, le, c, at->dir, &sl);
+	}
+	if (!followed)
+		sl.call = callee;
+	if (!open && !followed)
+		return;
+	/* a try of the module around the call */
+	for (size_t i = fs->nblock; i-- > 0 && !sl.caught;) {
+		const char *c = fs->block[i].kind == B_TRY ? try_catches(fs->block[i].le, fs->block[i].indent) : NULL;
+		if (c) {
+			sl.caught = true;
+			sl.caught_by = arena_strndup(&r->s->arena, c, (size_t)(trim_end(c, line_end(c)) - c));
+			sl.caught_file = at->file;
+			sl.caught_line = line_number(at->text, c);
 		}
 	}
+	if (open)
+		keep_load(r, &sl);
+	else if (sl.path)
+		add_load(r, &sl);	/* through a function: kept only when its library is named */
 }
 
 static void read_module(struct reader *r, const char *path, int depth)
@@ -736,6 +1009,14 @@ static void read_module(struct reader *r, const char *path, int depth)
 			const struct block *cond;
 			int runs = line_runs(fs, &cond);
 			if (is_header(q, le, brackets > 0)) {
+				if (indent == 0 && (keyword(q, le, "def") || keyword(q, le, "async"))) {
+					const char *df = keyword(q, le, "async") ? skip_ws(q + 5, le) : q;
+					const char *n0 = skip_ws(df + 3, le), *n1 = n0;
+					while (n1 < le && ident_char(*n1))
+						n1++;
+					if (keyword(df, le, "def"))
+						note_function(r, fs, n0, (size_t)(n1 - n0), NULL);
+				}
 				open_block(r, fs, q, le, indent, at.lineno);
 				if (fs->nblock && fs->block[fs->nblock - 1].kind == B_BODY &&
 				    fs->block[fs->nblock - 1].line == at.lineno)

@@ -55,6 +55,17 @@ struct self_load {
 				 * decide it; NULL: it runs whenever the import does */
 	int condition_line;	/* the line of the condition in file */
 	bool global;		/* RTLD_GLOBAL is named in the call: its symbols serve later loads */
+	const char *call;	/* the loading call as written: "torch.ops.load_library", "ctypes.CDLL" */
+	const char *call_file;	/* where that call is when the import reaches it through a function
+				 * of the package (file:line above is the call into the function);
+				 * NULL when file:line is the loading call itself */
+	int call_line;
+	bool caught;		/* a try around the load (in that function or around the call into
+				 * it) catches the OSError a failed load raises: `import PKG` goes on
+				 * without the library */
+	const char *caught_file;	/* that except clause (one line), where it is and its line */
+	const char *caught_by;
+	int caught_line;
 };
 
 struct pkg_init {

@@ -312,6 +312,193 @@ def selfload_checks(t, top):
     return d
 
 
+# torchvision 0.29's shape: a library with no PyInit_ (_C_stable.so) that
+# extension.py loads through a local helper, `if _load_library("_C_stable"):`,
+# whose body calls an ops.load_library (torch.ops.load_library's way:
+# ctypes.CDLL) inside try/except (ImportError, OSError); built against a newer
+# torch-shaped libc10 (c10_new_api) than the env's.  tvraise: the same
+# without the try, so `import tvraise` raises the OSError.
+STABLE_EXTENSION = """import os
+
+import torch
+
+from ._utils import _get_extension_path
+from ._ops import ops
+
+
+def _load_library(lib_name):
+    \"\"\"Loads a library of the package; False when it does not load.\"\"\"
+{body}
+
+
+def _has_ops():
+    return False
+
+
+if _load_library("_C_stable"):
+
+    def _has_ops():  # noqa: F811
+        return True
+"""
+STABLE_TRY = ("    try:\n        lib_path = _get_extension_path(lib_name)\n        ops.load_library(lib_path)\n"
+              "        return True\n    except (ImportError, OSError):\n        return False")
+STABLE_RAISE = "    lib_path = _get_extension_path(lib_name)\n    ops.load_library(lib_path)\n    return True"
+STABLE_PKGS = {"tvstable": STABLE_TRY, "tvraise": STABLE_RAISE}
+
+
+def stable_files(d, pkg, body, new_api):
+    """{arcname: bytes} of the package: __init__.py, extension.py, the
+    helpers, and _C_stable.so built against libc10 (the newer one exports
+    c10_new_api, which new_api makes it need)."""
+    newtorch = os.path.join(d, "newtorch")
+    if not os.path.exists(os.path.join(newtorch, "libc10.so")):
+        cc(os.path.join(newtorch, "libc10.so"), "int c10_marker(void){return 10;}\nint c10_new_api(void){return 11;}\n",
+           "-Wl,-soname,libc10.so")
+    out = os.path.join(d, "build", pkg, "new" if new_api else "old", "_C_stable.so")
+    call = "c10_new_api" if new_api else "c10_marker"
+    cc(out, f"int {call}(void);\nint stable_op(void){{return {call}();}}\n", f"-L{newtorch}", "-lc10")
+    return {f"{pkg}/__init__.py": "import torch\n\nfrom .extension import _has_ops\n",
+            f"{pkg}/extension.py": STABLE_EXTENSION.format(body=body),
+            f"{pkg}/_utils.py": "import os\n\n\ndef _get_extension_path(lib_name):\n"
+                                "    return os.path.join(os.path.dirname(__file__), lib_name + \".so\")\n",
+            f"{pkg}/_ops.py": "import ctypes\n\n\nclass _Ops:\n    def load_library(self, path):\n"
+                              "        ctypes.CDLL(path)\n\n\nops = _Ops()\n",
+            f"{pkg}/_C_stable.so": open(out, "rb").read()}
+
+
+def stable_wheel(d, pkg, version, files):
+    """A real py3-none wheel of files, with METADATA, WHEEL and RECORD."""
+    import base64
+    import hashlib
+    import zipfile
+    di = f"{pkg}-{version}.dist-info"
+    files = dict(files)
+    files[f"{di}/METADATA"] = f"Metadata-Version: 2.1\nName: {pkg}\nVersion: {version}\n"
+    files[f"{di}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: test_harness\nRoot-Is-Purelib: false\n" \
+                           "Tag: py3-none-manylinux_2_28_x86_64\n"
+    path = os.path.join(d, "wheels", f"{pkg}-{version}-py3-none-manylinux_2_28_x86_64.whl")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    record = []
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for arc, data in sorted(files.items()):
+            b = data.encode() if isinstance(data, str) else data
+            z.writestr(arc, b)
+            h = base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
+            record.append(f"{arc},sha256={h},{len(b)}")
+        record.append(f"{di}/RECORD,,")
+        z.writestr(f"{di}/RECORD", "\n".join(record) + "\n")
+    return path
+
+
+def pip_install(env, whl):
+    return subprocess.run([sys.executable, "-m", "pip", "--python", os.path.join(env, "bin", "python"), "install",
+                           "--no-deps", "--no-index", "--no-compile", "--disable-pip-version-check", "-q", whl],
+                          capture_output=True, text=True)
+
+
+def lib_verdicts(a):
+    """abiscope's verdicts on the libraries the packages' imports load themselves, by file name."""
+    return {os.path.basename(m["path"]) + "@" + m["path"].split("/")[-2]: m
+            for dist in matrix.abiscope_env(a)["distributions"] for m in dist["modules"] if m.get("loaded_by")}
+
+
+def stable_checks(t, top):
+    """torchvision-0.29-shaped packages in a torch-shaped env: abiscope's
+    verdict on _C_stable.so, its dlerror and what its failure costs, against
+    the real import (the oracle's "libraries"); then `abiscope wheel` of the
+    new version over an installed old one, against a real pip install."""
+    d = os.path.join(top, "stable")
+    sp = build_torch_env(d, runpath=True)
+    for pkg, body in STABLE_PKGS.items():
+        for arc, data in stable_files(d, pkg, body, new_api=True).items():
+            os.makedirs(os.path.dirname(os.path.join(sp, arc)), exist_ok=True)
+            with open(os.path.join(sp, arc), "wb") as f:
+                f.write(data.encode() if isinstance(data, str) else data)
+    o = oracle(d)
+    a = abiscope(d)
+    r = matrix.compare("stable", "no driver", o, a)
+    t.ok(r["libraries"] == 3 and r["libraries_agree"] == 3 and not r["diffs"],
+         "torchvision 0.29 shape: abiscope and the real import agree on both _C_stable.so and selfpkg's helper "
+         "(verdict, exact dlerror)",
+         json.dumps({"diffs": r["diffs"], "libraries": o.get("libraries")}, indent=1)[:3000])
+    lv = lib_verdicts(a)
+    real = {os.path.basename(p) + "@" + p.split("/")[-2]: v for p, v in o.get("libraries", {}).items()}
+    want = "undefined symbol: c10_new_api"
+    for pkg, body in STABLE_PKGS.items():
+        m, re_ = lv.get(f"_C_stable.so@{pkg}", {}), real.get(f"_C_stable.so@{pkg}", {})
+        by = m.get("loaded_by") or {}
+        lines = STABLE_EXTENSION.format(body=body).splitlines()
+        at = lines.index('if _load_library("_C_stable"):') + 1
+        call_at = next(i for i, ln in enumerate(lines) if "ops.load_library(lib_path)" in ln) + 1
+        t.ok(m.get("status") == "fails" and (m.get("error") or "").endswith(want) and m.get("error") == re_.get("dlopen")
+             and by.get("file") == f"{pkg}/extension.py" and by.get("line") == at and by.get("call") == "ops.load_library"
+             and by.get("call_file") == f"{pkg}/extension.py" and by.get("call_line") == call_at,
+             f"{pkg}: _C_stable.so fails with the real dlerror, loaded at extension.py:{at} through ops.load_library "
+             f"at line {call_at}",
+             json.dumps({"abiscope": m, "real": re_}, indent=1))
+    m, re_ = lv.get("_C_stable.so@tvstable", {}), real.get("_C_stable.so@tvstable", {})
+    t.ok(m.get("loaded_by", {}).get("caught") and re_.get("package_error") is None and
+         (m.get("consequence") or "").startswith("`import tvstable` still works") and
+         "except (ImportError, OSError):" in m.get("consequence", ""),
+         "tvstable: the failure is caught, `import tvstable` works (really), and the consequence says so",
+         json.dumps({"abiscope": m, "real": re_}, indent=1))
+    m, re_ = lv.get("_C_stable.so@tvraise", {}), real.get("_C_stable.so@tvraise", {})
+    t.ok(m.get("loaded_by", {}).get("caught") is False and
+         re_.get("package_error") == "OSError: " + (m.get("error") or "?") and
+         (m.get("consequence") or "").startswith("`import tvraise` raises OSError: " + (m.get("error") or "?")),
+         "tvraise: not caught, `import tvraise` raises OSError with the dlerror (really), and the consequence says so",
+         json.dumps({"abiscope": m, "real": re_}, indent=1))
+    s = a["summary"]
+    t.ok(s.get("self_loaded_libraries") == 3 and s.get("failing_self_loaded_libraries") == 2 and s["failing"] == 2,
+         "check: the summary counts the self-loaded libraries apart from the modules", json.dumps(s))
+    e = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    rt = subprocess.run([matrix.ABISCOPE, "check", "--no-driver", "--ld-library-path", "", d],
+                        capture_output=True, text=True, env=e)
+    t.ok(rt.returncode == 1 and "2 of 3 libraries its packages load themselves would fail to load" in rt.stdout,
+         "check: failing self-loaded libraries fail the check, said apart from modules", rt.stdout[-2000:])
+    # the upgrade: 0.1 (built against the installed torch) installed, 0.2 (the newer one) judged, then really installed
+    w = os.path.join(top, "stable-wheel")
+    sp = build_torch_env(w, runpath=True)
+    old = stable_wheel(w, "tvstable", "0.1", stable_files(w, "tvstable", STABLE_TRY, new_api=False))
+    new = stable_wheel(w, "tvstable", "0.2", stable_files(w, "tvstable", STABLE_TRY, new_api=True))
+    pi = pip_install(w, old)
+    if pi.returncode:
+        t.skip("wheel upgrade against a real pip install", "pip cannot install here: " + pi.stderr[-300:])
+        return
+    j = subprocess.run([matrix.ABISCOPE, "wheel", "--json", "--env", w, new], capture_output=True, text=True, env=e)
+    wj = json.loads(j.stdout or "{}")
+    libs = wj.get("libraries") or []
+    copy = os.path.join(top, "stable-wheel-installed")
+    shutil.copytree(w, copy, symlinks=True)
+    pi = pip_install(copy, new)
+    t.ok(pi.returncode == 0, "the real pip install of the upgrade", pi.stderr[-1500:])
+    o = oracle(copy, {"ORACLE_PACKAGES": "tvstable"})
+    real = {os.path.basename(p): v for p, v in o.get("libraries", {}).items() if "/tvstable/" in p}
+    lib = libs[0] if libs else {}
+    t.ok(wj.get("replaces") == "0.1" and len(libs) == 1 and lib.get("loads") is False and
+         lib.get("error", "").replace(w, copy) == real.get("_C_stable.so", {}).get("dlopen") and
+         (lib.get("loaded_by") or {}).get("caught") is True and j.returncode == 1 and wj.get("failing_libraries") == 1,
+         "wheel: the upgrade's _C_stable.so fails with the dlerror the real install gives, and fails the verdict",
+         json.dumps({"wheel": wj.get("libraries"), "real": real, "rc": j.returncode}, indent=1)[:3000])
+    tx = subprocess.run([matrix.ABISCOPE, "wheel", "--env", w, new], capture_output=True, text=True, env=e).stdout
+    t.ok("libraries its import loads itself (1)" in tx and "loaded at tvstable/extension.py:23 (ops.load_library"
+         in tx and "`import tvstable` still works" in tx and "FAIL:" in tx,
+         "wheel: the text lists the library, where it is loaded, and what its failure costs", tx[-2500:])
+    x = os.path.join(top, "stable.xml")
+    subprocess.run([matrix.ABISCOPE, "wheel", "--junit", x, "--env", w, new], capture_output=True, env=e)
+    xml = open(x).read() if os.path.exists(x) else ""
+    t.ok("libraries its import loads itself" in xml and xml.count("<failure") == 1 and "c10_new_api" in xml,
+         "wheel --junit: the failing library is a failed case", xml[-2000:])
+    # the old version, before the upgrade: loads, and the real import mapped it
+    o = oracle(w, {"ORACLE_PACKAGES": "tvstable"})
+    r = matrix.compare("stable-old", "no driver", o, abiscope(w))
+    ldiffs = [x for x in r["diffs"] if "loaded_at" in x]  # ORACLE_PACKAGES: the other modules are not measured
+    t.ok(r["libraries"] == 1 and r["libraries_agree"] == 1 and not ldiffs and
+         all(v["mapped_by_import"] for p, v in o["libraries"].items() if "/tvstable/" in p),
+         "the installed old version: _C_stable.so loads, mapped by the real import, and abiscope agrees",
+         json.dumps(ldiffs, indent=1))
+
+
 def oracle(d, env_extra=None):
     out = os.path.join(d, "oracle.json")
     e = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTHONPATH", "TORCH_USE_RTLD_GLOBAL")}
@@ -406,6 +593,7 @@ def main():
         write(os.path.join(sp, "base.pth"), venv_site(a) + "\n")
         agree(t, ".pth", oracle(c), abiscope(c))
         selfload_checks(t, top)
+        stable_checks(t, top)
         torch_import_checks(t, top)
     finally:
         shutil.rmtree(top, ignore_errors=True)
