@@ -492,7 +492,8 @@ static void judge_gpu(struct check_ctx *x, struct inv_obj *io, struct module_ver
 
 /* The libraries of its own distribution `import PKG` loads itself before
  * the module (selfload.h), loaded into p in that order up to the first that
- * fails (an uncaught OSError ends the import there); the assumption is added
+ * fails uncaught (an OSError no try catches ends the import there; a caught
+ * one is skipped, as the import goes on without it); the assumption is added
  * to why, with the file and line each comes from.  Loads under a condition
  * abiscope cannot decide are made only when conditional is set (of them,
  * only `only` when it is not NULL). */
@@ -510,6 +511,8 @@ static const char *self_loads(struct check_ctx *x, struct process *p, const stru
 			continue;
 		struct dlopen_result dr;
 		proc_dlopen(p, sl->path, sl->global, &dr);
+		if (!dr.ok && sl->caught)
+			continue;	/* caught: the import goes on without it */
 		if (!dr.ok)
 			break;
 		if (!sl->condition)
@@ -1148,12 +1151,13 @@ static bool in_focus(const struct check_options *o, const char *path)
 	return false;
 }
 
-/* The package folder (or module) of io's import name in a site directory
- * before io's, which Python finds first; NULL when io is the one imported. */
+/* The package folder (or module) of io's import name (or of the package
+ * whose import loads io itself) in a site directory before io's, which
+ * Python finds first; NULL when io is the one imported. */
 static const char *shadowed_by(struct check_ctx *x, const struct inv_obj *io)
 {
 	const struct pyenv *e = &x->c->env;
-	if (!io->site || !io->package || !io->is_extension)
+	if (!io->site || !io->package || (!io->is_extension && !self_load_of(x, io)))
 		return NULL;
 	for (size_t i = 0; i < e->nsite && !str_eq(e->site[i], io->site); i++) {
 		const char *cand[] = { arena_printf(&x->s->arena, "%s/%s/__init__.py", e->site[i], io->package),
@@ -1257,8 +1261,10 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 			continue;
 		if (o->nfocus && !in_focus(o, io->path))
 			continue;
-		struct module_verdict *v = &c->v[c->nv++];
 		const char *by = shadowed_by(x, io);
+		if (by && loader && !io->is_extension && !o->libraries_too)
+			continue;	/* its package's import is another folder's: nothing loads it */
+		struct module_verdict *v = &c->v[c->nv++];
 		if (by) {
 			/* Python imports the package from an earlier sys.path entry */
 			memset(v, 0, sizeof *v);
