@@ -221,7 +221,17 @@ const struct cli_command cli_commands[] = {
 			"A module that imports only if its package loads a library itself under a\n"
 			"condition abiscope cannot decide (an environment variable), or through a\n"
 			"call whose library it cannot name, is CANNOT TELL: counted apart, never as\n"
-			"importing, with the file and line of the call it depends on.",
+			"importing, with the file and line of the call it depends on.\n"
+			"\n"
+			"The libraries a package's import loads itself (torchvision's _C_stable.so\n"
+			"through torch.ops.load_library, torchaudio's libtorchaudio.so) are judged\n"
+			"too, in the state that load meets, and counted apart from modules: where\n"
+			"each is loaded (file:line, and the loading call when it is reached through a\n"
+			"function of the package), its dlerror(), and what the failure costs: when a\n"
+			"try around the load catches the OSError, `import PKG` still works and the\n"
+			"library's operators or functions are missing; when none does, `import PKG`\n"
+			"raises the OSError and every module of the package is lost.  A failing one\n"
+			"fails the check.",
 		.options = check_options,
 		.common = COMMON_ALL,
 		.verbose_help = "every line of each cause, then every distribution and module with its findings "
@@ -256,8 +266,11 @@ const struct cli_command cli_commands[] = {
 			"installing it: pip's tag check (Python version, ABI, manylinux glibc level,\n"
 			"architecture), then every extension module of the environment checked as it\n"
 			"is and as it would be after `pip install FILE.whl` (the wheel replaces the\n"
-			"installed distribution of the same name).  Nothing is extracted or written:\n"
-			"the wheel's members are read from the archive in memory.",
+			"installed distribution of the same name).  The libraries of the wheel that\n"
+			"its import loads itself (torchvision 0.29's _C_stable.so) are listed apart,\n"
+			"each with where it is loaded, its dlerror() and what its failure costs; a\n"
+			"failing one fails the verdict.  Nothing is extracted or written: the\n"
+			"wheel's members are read from the archive in memory.",
 		.options = wheel_options,
 		.common = COMMON_ALL,
 		.root_help = "the environment is in the file system under DIR",

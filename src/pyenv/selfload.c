@@ -1011,11 +1011,12 @@ static void read_module(struct reader *r, const char *path, int depth)
 			if (is_header(q, le, brackets > 0)) {
 				if (indent == 0 && (keyword(q, le, "def") || keyword(q, le, "async"))) {
 					const char *df = keyword(q, le, "async") ? skip_ws(q + 5, le) : q;
-					const char *n0 = skip_ws(df + 3, le), *n1 = n0;
-					while (n1 < le && ident_char(*n1))
-						n1++;
-					if (keyword(df, le, "def"))
+					if (keyword(df, le, "def")) {
+						const char *n0 = skip_ws(df + 3, le), *n1 = n0;
+						while (n1 < le && ident_char(*n1))
+							n1++;
 						note_function(r, fs, n0, (size_t)(n1 - n0), NULL);
+					}
 				}
 				open_block(r, fs, q, le, indent, at.lineno);
 				if (fs->nblock && fs->block[fs->nblock - 1].kind == B_BODY &&

@@ -499,6 +499,33 @@ def stable_checks(t, top):
          json.dumps(ldiffs, indent=1))
 
 
+def compare_library_checks(t):
+    """matrix.compare on the libraries, on made-up answers: a load abiscope
+    says the import makes, that the real import did not map, is a
+    disagreement; kept oracle answers without "libraries" are not measured."""
+    lib = "/e/site-packages/pkg/lib/libx.so"
+    ab = {"environments": [{"distributions": [{"name": "pkg", "modules": [
+        {"module": None, "path": lib, "extension": False, "status": "ok", "error": None,
+         "loaded_by": {"file": "pkg/__init__.py", "line": 3, "condition": None, "caught": False}}]}]}]}
+    real = {"package": "pkg", "package_error": None, "mapped_before_import": False, "mapped_by_import": False,
+            "dlopen": None}
+    r = matrix.compare("made-up", "no driver", {"modules": {}, "libraries": {lib: real}}, ab)
+    t.ok([d["kind"] for d in r["diffs"]] == ["LOAD NOT MADE"] and r["library_false_loads"] == 1,
+         "compare: a load abiscope says the import makes unconditionally, not mapped by the real import, "
+         "is a disagreement", json.dumps(r, indent=1))
+    r = matrix.compare("made-up", "no driver", {"modules": {}, "libraries": {lib: dict(real, mapped_by_import=True)}}, ab)
+    t.ok(not r["diffs"] and r["libraries_agree"] == 1, "compare: mapped by the real import and loads: agrees",
+         json.dumps(r, indent=1))
+    r = matrix.compare("made-up", "no driver", {"modules": {}, "libraries": {
+        lib: dict(real, dlopen="libx.so: undefined symbol: y")}}, ab)
+    t.ok([d["kind"] for d in r["diffs"]] == ["LIBRARY FALSE LOAD"] and r["library_false_loads"] == 1,
+         "compare: abiscope says it loads, the real dlopen fails: a false load", json.dumps(r, indent=1))
+    r = matrix.compare("made-up", "no driver", {"modules": {}}, ab)
+    t.ok(not r["diffs"] and r["libraries_not_measured"] == 1 and r["libraries"] == 0,
+         "compare: an oracle answer kept from before it measured libraries: not measured, no disagreement",
+         json.dumps(r, indent=1))
+
+
 def oracle(d, env_extra=None):
     out = os.path.join(d, "oracle.json")
     e = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTHONPATH", "TORCH_USE_RTLD_GLOBAL")}
@@ -593,6 +620,7 @@ def main():
         write(os.path.join(sp, "base.pth"), venv_site(a) + "\n")
         agree(t, ".pth", oracle(c), abiscope(c))
         selfload_checks(t, top)
+        compare_library_checks(t)
         stable_checks(t, top)
         torch_import_checks(t, top)
     finally:
