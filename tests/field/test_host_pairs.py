@@ -31,7 +31,9 @@ import fieldlib as F  # noqa: E402
 ENVS = os.environ.get("ABISCOPE_FIELD_ENVS", os.path.join(F.CACHE, "field", "envs"))
 PAIRS = os.environ.get("ABISCOPE_FIELD_PAIRS",
                        "torchvision:t2.8:t2.14 torchvision:t2.14:t2.8 torchvision:t2.15:t2.14 "
-                       "torchvision:t2.14:t2.15 xformers:t2.15:t2.14 xformers:t2.15:t2.8").split()
+                       "torchvision:t2.14:t2.15 torchvision:t2.8:t2.15 torchvision:t2.15:t2.8 "
+                       "torchaudio:t2.8:t2.14 torchaudio:t2.8:t2.15 "
+                       "xformers:t2.15:t2.14 xformers:t2.15:t2.8").split()
 
 
 def light_copy(host, into):
@@ -108,7 +110,9 @@ def main():
                 truth = (loads, err.replace(mine, ysp) if err else None)
                 pred = got.get(there)
                 if pred is None:
-                    continue	# not an extension module (a bundled library): not judged
+                    # --libraries judges every ELF object placed: one not judged is a miss
+                    t.ok(False, f"{name}: abiscope judged {rel}", f"real: {truth}")
+                    continue
                 agree = pred == truth
                 # a verdict that rests on a library the snapshot describes by
                 # name only says so ("guess"): not a false "loads", not agreement

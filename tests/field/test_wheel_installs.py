@@ -38,10 +38,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ENVS = os.environ.get("ABISCOPE_FIELD_ENVS", os.path.join(F.CACHE, "field", "envs"))
 WHEEL_DIRS = [d for d in (os.environ.get("ABISCOPE_FIELD_WHEELS"), "/work/cache/wheels",
                           os.path.join(F.CACHE, "wheels")) if d]
-# an upgrade (torchvision 0.23.0 there), two new distributions built for
-# other torch releases and CUDA majors
+# an upgrade (torchvision 0.23.0 in t2.8), a downgrade (0.29.2 in t2.14), a
+# reinstall of the same version (t2.15), new distributions built for other
+# torch releases and CUDA majors
 CASES = os.environ.get("ABISCOPE_FIELD_WHEEL_CASES",
-                       "t2.8:torchvision-0.29.2-*.whl t2.8:sgl_kernel-0.3.21-*.whl "
+                       "t2.8:torchvision-0.29.2-*.whl t2.14:torchvision-0.23.0-*.whl "
+                       "t2.15:torchvision-0.29.2-*.whl t2.14:torchaudio-2.8.0-*.whl "
+                       "t2.14:xformers-0.0.35-*.whl t2.8:sgl_kernel-0.3.21-*.whl "
                        "t2.8:sglang_kernel-0.4.10-*.whl").split()
 STUB = "/usr/local/cuda-13.0/lib64/stubs/libcuda.so"
 
