@@ -114,6 +114,18 @@ static void cubin_as_set(struct arena *a, struct cuda_code *k, uint16_t sm, char
 	set->entry[0].ver_major = 1;
 }
 
+/* What a fatbin scan keeps is its entry list: the sections' pages can go. */
+static void forget_sections(const struct object *o)
+{
+	const struct elf_file *ef = &o->elf;
+	for (size_t i = 0; i < ef->nsec; i++) {
+		const struct elf_section *s = &ef->sec[i];
+		struct bytes w;
+		if (s->type != SHT_NOBITS_ && bytes_sub(&ef->raw, s->offset, s->size, &w))
+			object_forget(o, w);
+	}
+}
+
 const struct cuda_code *cuda_code_of(struct cuda_ctx *c, struct object *o)
 {
 	struct cuda_code *k = idmap_get(&c->code, o->dev, o->ino);
@@ -132,6 +144,7 @@ const struct cuda_code *cuda_code_of(struct cuda_ctx *c, struct object *o)
 			cubin_as_set(a, k, sm, variant);
 		} else {
 			fatbin_scan_elf(a, &o->elf, c->mode, &k->set);
+			forget_sections(o);
 			k->scanned_all = c->mode == FATBIN_SCAN_ALL;
 			runtime_major(k);
 		}
@@ -560,6 +573,7 @@ static void scan_all_before_doubting(struct cuda_ctx *c, const struct cuda_code 
 	struct arena *a = &c->s->arena;
 	fatbin_set_init(&k->set);
 	fatbin_scan_elf(a, &k->obj->elf, FATBIN_SCAN_ALL, &k->set);
+	forget_sections(k->obj);
 	k->scanned_all = true;
 	summarize(a, k);
 }

@@ -48,6 +48,20 @@ static void advise_window(const struct object *o, struct bytes w)
 	(void)madvise((void *)start, end - start, MADV_WILLNEED);
 }
 
+void object_forget(const struct object *o, struct bytes w)
+{
+	if (o->map.len < ADVISE_MIN_SIZE || w.len < ADVISE_MIN_SIZE || w.data < o->map.data ||
+	    w.data >= o->map.data + o->map.len)
+		return;
+	uintptr_t page = 4096;
+	uintptr_t start = ((uintptr_t)w.data + page - 1) & ~(page - 1);
+	uintptr_t end = ((uintptr_t)w.data + w.len) & ~(page - 1);
+	/* a read-only private file mapping: its pages are the page cache's,
+	 * dropping them from this process loses nothing */
+	if (end > start)
+		(void)madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
 /*
  * Tells the kernel which tables of a large mapping the scan will read, so
  * that on a cold page cache they are all read ahead at once instead of one

@@ -71,6 +71,13 @@ struct objcache {
 };
 
 void objcache_init(struct objcache *c, struct arena *a, const struct fsview *fs);
+
+/* The scan is done with w (a part of o's mapping, read-only, not written):
+ * the pages it touched leave this process's resident set (they stay in the
+ * page cache, and come back on the next read).  A fatbin walk touches one
+ * page per kernel image, and fault-around maps their neighbours: 300 MB for
+ * libcublasLt.so.12, kept for the whole scan otherwise. */
+void object_forget(const struct object *o, struct bytes w);
 void objcache_release(struct objcache *c);
 
 /*
