@@ -107,65 +107,9 @@ extern "C" int PyInit__C(void) { return c10::cuda::device_count(); }
 C
 soxx "$SP/torch/_C.cpython-311-x86_64-linux-gnu.so" "$src/torch_C.cpp" -L"$SP/torch/lib" -lc10 \
 	-Wl,--disable-new-dtags,-rpath,'$ORIGIN/lib'
-# torch/__init__.py: what abiscope reads to replay `import torch`: the shape
-# of torch 2.14+ (_load_global_deps, its slim-wheel branch and the OSError
-# fallback), trimmed to two libraries; it runs as it is in python3.
-cat >"$SP/torch/__init__.py" <<'PY'
-import ctypes, glob, os, sys
-from .version import __version__
-
-def _get_cuda_dep_paths(path, lib_folder, lib_name):
-    from torch.version import cuda as cuda_version
-    nvidia_lib_paths = glob.glob(os.path.join(path, "nvidia", lib_folder, "lib", lib_name))
-    if cuda_version is not None:
-        maj_cuda_version = cuda_version.split(".")[0]
-        nvidia_lib_paths += glob.glob(os.path.join(path, "nvidia", f"cu{maj_cuda_version}", "lib", lib_name))
-    lib_paths = glob.glob(os.path.join(path, lib_folder, "lib", lib_name))
-    return nvidia_lib_paths + lib_paths
-
-def _preload_cuda_lib(lib_folder, lib_name, required=True):
-    lib_path = None
-    for path in sys.path:
-        candidate_lib_paths = _get_cuda_dep_paths(path, lib_folder, lib_name)
-        if candidate_lib_paths:
-            lib_path = candidate_lib_paths[0]
-            break
-    if not lib_path and required:
-        raise ValueError(f"{lib_name} not found in the system path {sys.path}")
-    if lib_path:
-        ctypes.CDLL(lib_path)
-
-def _preload_cuda_deps(err=None, required=True):
-    cuda_libs = [
-        ("cuda_runtime", "libcudart.so.*[0-9]"),
-        ("cuda_nvrtc", "libnvrtc.so.*[0-9]"),
-    ]
-    if err is not None and not [lib for _, lib in cuda_libs if lib.split(".", 1)[0] in err.args[0]]:
-        raise err
-    for lib_folder, lib_name in cuda_libs:
-        _preload_cuda_lib(lib_folder, lib_name, required=required)
-
-def _load_global_deps():
-    global_deps_lib_path = os.path.join(os.path.dirname(__file__), "lib", "libtorch_global_deps.so")
-    try:
-        ctypes.CDLL(global_deps_lib_path, mode=ctypes.RTLD_GLOBAL)
-        try:
-            with open("/proc/self/maps") as f:
-                _maps = f.read()
-            if "libcudart.so" not in _maps:
-                return
-            _preload_cuda_deps(required=False)
-        except Exception:
-            pass
-    except OSError as err:
-        _preload_cuda_deps(err)
-        ctypes.CDLL(global_deps_lib_path, mode=ctypes.RTLD_GLOBAL)
-
-_load_global_deps()
-from torch._C import *
-PY
-printf "__version__ = '2.10.0+cu130'\ncuda = '13.0'\ngit_version = 'demo'\n" >"$SP/torch/version.py"
-printf 'USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = False\n' >"$SP/torch/_utils_internal.py"
+# torch/__init__.py (what abiscope reads to replay `import torch`: the shape
+# of torch 2.14+, trimmed to two libraries), version.py, _utils_internal.py
+sh "$here/../tests/fixtures/torch_py.sh" "$SP" 2.14 2.10.0+cu130 13.0 demo
 dist torch 2.10.0+cu130 torch/__init__.py torch/version.py torch/_utils_internal.py torch/lib/libc10.so \
 	torch/lib/libtorch_global_deps.so torch/_C.cpython-311-x86_64-linux-gnu.so
 # version.py edited after install: RECORD no longer matches

@@ -30,61 +30,9 @@ from fieldlib import Tap  # noqa: E402
 
 CC = os.environ.get("FIXTURE_CC", "cc")
 
-INIT_29 = '''import ctypes, glob, os, sys
-from .version import __version__
-
-def _get_cuda_dep_paths(path, lib_folder, lib_name):
-    from torch.version import cuda as cuda_version
-    nvidia_lib_paths = glob.glob(os.path.join(path, "nvidia", lib_folder, "lib", lib_name))
-    if cuda_version is not None:
-        maj_cuda_version = cuda_version.split(".")[0]
-        nvidia_lib_paths += glob.glob(os.path.join(path, "nvidia", f"cu{maj_cuda_version}", "lib", lib_name))
-    lib_paths = glob.glob(os.path.join(path, lib_folder, "lib", lib_name))
-    return nvidia_lib_paths + lib_paths
-
-def _preload_cuda_deps(lib_folder, lib_name, required=True):
-    lib_path = None
-    for path in sys.path:
-        candidate_lib_paths = _get_cuda_dep_paths(path, lib_folder, lib_name)
-        if candidate_lib_paths:
-            lib_path = candidate_lib_paths[0]
-            break
-    if not lib_path and required:
-        raise ValueError(f"{lib_name} not found in the system path {sys.path}")
-    if lib_path:
-        ctypes.CDLL(lib_path)
-
-def _load_global_deps():
-    global_deps_lib_path = os.path.join(os.path.dirname(__file__), "lib", "libtorch_global_deps.so")
-    try:
-        ctypes.CDLL(global_deps_lib_path, mode=ctypes.RTLD_GLOBAL)
-        try:
-            with open("/proc/self/maps") as f:
-                _maps = f.read()
-            if "libcudart.so" not in _maps:
-                return
-            _preload_cuda_deps("cuda_nvrtc", "libnvrtc.so.*[0-9]")
-            _preload_cuda_deps("nvjitlink", "libnvJitLink.so.*[0-9]")
-        except Exception:
-            pass
-    except OSError as err:
-        cuda_libs = {
-            "cuda_runtime": "libcudart.so.*[0-9]",
-        }
-        is_cuda_lib_err = [lib for lib in cuda_libs.values() if lib.split(".")[0] in err.args[0]]
-        if not is_cuda_lib_err:
-            raise err
-        for lib_folder, lib_name in cuda_libs.items():
-            _preload_cuda_deps(lib_folder, lib_name)
-        _preload_cuda_deps("nvtx", "libnvToolsExt.so.*[0-9]", required=False)
-        ctypes.CDLL(global_deps_lib_path, mode=ctypes.RTLD_GLOBAL)
-
-if os.getenv("TORCH_USE_RTLD_GLOBAL"):
-    ctypes.CDLL(os.path.join(os.path.dirname(__file__), "_C" + EXT), mode=ctypes.RTLD_GLOBAL)
-else:
-    _load_global_deps()
-    ctypes.CDLL(os.path.join(os.path.dirname(__file__), "_C" + EXT))
-'''
+# torch/__init__.py and the rest of torch's Python side, shared with the
+# other fixtures: the 2.9 shape (see its header)
+TORCH_PY = os.path.join(HERE, "..", "fixtures", "torch_py.sh")
 
 
 def cc(out, src, *flags):
@@ -143,9 +91,7 @@ def build_torch_env(d, runpath, nvfuser=False):
         cpu = ["-ltorch_cpu"]
     cc(f"{sp}/torch/_C{ext}", "int c10_marker(void);\nint torch_C(void){return c10_marker();}\n",
        f"-L{sp}/torch/lib", "-Wl,--no-as-needed", "-lc10", *cpu, "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib")
-    write(f"{sp}/torch/__init__.py", f"EXT = {ext!r}\n" + INIT_29)
-    write(f"{sp}/torch/version.py", "__version__ = '2.9.1+cu128'\ncuda = '12.8'\n")
-    write(f"{sp}/torch/_utils_internal.py", "USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = False\n")
+    subprocess.run(["sh", TORCH_PY, sp, "2.9", "2.9.1+cu128", "12.8", "", ext], check=True)
     nvrtc = "int nvrtcVersion(int *, int *);\nint ext_fn(void){int a,b;return nvrtcVersion(&a,&b);}\n"
     lnv = [f"-L{sp}/nvidia/cuda_nvrtc/lib", "-l:libnvrtc.so.12"]
     cc(f"{sp}/needs_nvrtc/_ext{ext}", nvrtc, *lnv)
