@@ -135,8 +135,7 @@ int cxx_abi_of(struct arena *a, const struct object *o, bool imports, size_t *ol
 	return v;
 }
 
-/* c10::, at::, torch::, c10d::, caffe2:: at the root of a mangled name. */
-static bool torch_cxx_name(const char *name)
+bool cxx_torch_cxx_name(const char *name)
 {
 	uint32_t b = cxx_mangled_body(name);
 	if (!b)
@@ -155,8 +154,7 @@ static bool torch_cxx_name(const char *name)
 	return false;
 }
 
-/* The LibTorch stable C ABI: the AOTI shims and the torch_* C functions. */
-static bool torch_stable_name(const char *name)
+bool cxx_torch_stable_name(const char *name)
 {
 	return str_starts(name, "aoti_torch_") || str_starts(name, "torch_");
 }
@@ -235,9 +233,9 @@ void cxx_identify(struct arena *a, const struct object *o, struct cxx_identity *
 		abi_count_name(a, s.name, &cs);
 		if (!undef)
 			continue;
-		if (torch_stable_name(s.name)) {
+		if (cxx_torch_stable_name(s.name)) {
 			out->torch_stable_imports++;
-		} else if (torch_cxx_name(s.name)) {
+		} else if (cxx_torch_cxx_name(s.name)) {
 			out->torch_cxx_imports++;
 			if (!out->torch_cxx_example) {
 				/* the qualified name is enough to recognise it */

@@ -66,4 +66,12 @@ size_t cxx_comment_strings(struct arena *a, const struct bytes *b, const char **
 
 const char *torch_api_name(enum torch_api t);
 
+/* LibTorch's C++ API: a mangled name whose outermost scope is c10::, at::,
+ * torch::, c10d:: or caffe2:: (the name goes on after it, or ends there).
+ * What identifies an object's torch_cxx_imports and what the torch ABI index
+ * (torchabi.h) counts as a torch symbol. */
+bool cxx_torch_cxx_name(const char *name);
+/* LibTorch's stable C ABI: aoti_torch_* and the torch_* C functions. */
+bool cxx_torch_stable_name(const char *name);
+
 #endif

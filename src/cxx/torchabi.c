@@ -1,5 +1,6 @@
 #include "cxx/torchabi.h"
 #include "core/hashmap.h"
+#include "cxx/abi.h"
 #include "cxx/exports.h"
 
 #include <stdlib.h>
@@ -345,22 +346,12 @@ const struct torchset *torchabi_lookup(const struct torchabi *ix, const char *na
 
 /* ---- what an object needs ---- */
 
-static bool torch_cxx_root(const char *name)
+/* torch/csrc's global-namespace Python glue: THPVariable_Wrap, THPDevice... */
+static bool torch_python_glue(const char *name)
 {
 	uint32_t b = cxx_mangled_body(name);
 	if (!b)
 		return false;
-	static const char *const roots[] = { "3c10", "2at", "5torch", "4c10d", "6caffe2" };
-	for (size_t i = 0; i < ARRAY_SIZE(roots); i++) {
-		size_t n = strlen(roots[i]);
-		if (strncmp(name + b, roots[i], n) == 0) {
-			char next = name[b + n];
-			if ((next >= '0' && next <= '9') || next == 'E' || next == 'I' || next == 'C' || next == 'D' ||
-			    next == '\0' || (next >= 'a' && next <= 'z'))
-				return true;
-		}
-	}
-	/* torch/csrc's global-namespace Python glue: THPVariable_Wrap, THPDevice... */
 	const char *p = name + b;
 	while (*p >= '0' && *p <= '9')
 		p++;
@@ -369,10 +360,10 @@ static bool torch_cxx_root(const char *name)
 
 bool torchabi_is_torch_symbol(const char *name, bool *stable)
 {
-	bool st = str_starts(name, "aoti_torch_") || str_starts(name, "torch_");
+	bool st = cxx_torch_stable_name(name);
 	if (stable)
 		*stable = st;
-	return st || torch_cxx_root(name);
+	return st || cxx_torch_cxx_name(name) || torch_python_glue(name);
 }
 
 static bool needed_torch_symbol(const struct elf_file *ef, uint32_t i, const char **name, bool *stable)

@@ -91,7 +91,9 @@ const char *torchset_cuda_text(struct arena *a, const struct torchabi *ix, const
 /* The release index of version ("2.10.0+cu128" matches "2.10.0"), or -1. */
 int torchabi_find(const struct torchabi *ix, const char *version);
 
-/* A symbol an object needs that torch should provide. */
+/* A symbol an object needs that torch should provide: LibTorch's stable C
+ * ABI (*stable = true) or C++ API (cxx/abi.h), or torch/csrc's THP* Python
+ * glue. */
 bool torchabi_is_torch_symbol(const char *name, bool *stable);
 
 #define TORCH_COMPAT_MAX_LISTED 8
