@@ -140,104 +140,178 @@ static const char shape_214[] = SHAPE_LIST("_preload_cuda_deps(required=False)",
 					   "err: OSError | None = None, required: bool = True");
 static const char shape_210[] = SHAPE_LIST("_preload_cuda_deps()", "err: OSError | None = None");
 
-static void test_21(void)
+/* What a check reads from the parsed layout: a count, a switch, a string, or
+ * a property of after_deps[i] (step 2) or preload[i] (the fallback). */
+enum field {
+	F_HAS_LOAD_GLOBAL_DEPS,
+	F_GLOBAL_DEPS_LINE,
+	F_FALLBACK_FILTERS,
+	F_CU_DIR,
+	F_PLAIN_DIR,
+	F_USE_GLOBAL_DEPS,
+	F_RTLD_GLOBAL,
+	F_NAFTER,
+	F_NPRELOAD,
+	F_AFTER_REQUIRED,
+	F_AFTER_LINE,
+	F_PRELOAD_REQUIRED,
+	F_PRELOAD_IN_FILTER,
+	F_CUDA,			/* the string fields: want_str */
+	F_AFTER_NEEDS_MAPPED,
+	F_AFTER_PATTERN,
+	F_PRELOAD_FOLDER,
+	F_PRELOAD_PATTERN,
+};
+
+struct expect {
+	enum field f;
+	size_t i;		/* the entry, for the per-preload fields */
+	int64_t want;
+	const char *want_str;
+	const char *why;
+};
+
+struct shape_case {
+	const char *label;	/* "2.1": the release whose shape it is */
+	const char *init, *version, *internal;
+	struct expect expects[12];	/* up to the first with no why */
+};
+
+#define INT(F, W, WHY) { .f = (F), .want = (W), .why = (WHY) }
+#define AT(F, I, W, WHY) { .f = (F), .i = (I), .want = (W), .why = (WHY) }
+#define STR(F, W, WHY) { .f = (F), .want_str = (W), .why = (WHY) }
+#define STR_AT(F, I, W, WHY) { .f = (F), .i = (I), .want_str = (W), .why = (WHY) }
+
+static const struct shape_case cases[] = {
+	{ "2.1", shape_21, "__version__ = '2.1.2+cu121'\ncuda = '12.1'\n",
+	  "USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = False\n", {
+		INT(F_HAS_LOAD_GLOBAL_DEPS, 1, "_load_global_deps found"),
+		INT(F_GLOBAL_DEPS_LINE, 11, "the line of its ctypes.CDLL"),
+		INT(F_NAFTER, 0, "nothing is preloaded after a successful load"),
+		INT(F_NPRELOAD, 3, "the OSError fallback lists the dict's three libraries"),
+		STR_AT(F_PRELOAD_FOLDER, 2, "nvtx", "nvtx is in the dict"),
+		AT(F_PRELOAD_REQUIRED, 2, 1, "and required (_preload_cuda_deps always raises)"),
+		AT(F_PRELOAD_IN_FILTER, 0, 1, "the fallback re-raises other errors (the dict is its filter)"),
+		INT(F_FALLBACK_FILTERS, 1, "the fallback re-raises other errors"),
+		INT(F_CU_DIR, 0, "only nvidia/<folder>/lib (no nvidia/cuXX/lib)"),
+		INT(F_PLAIN_DIR, 0, "only nvidia/<folder>/lib (no <folder>/lib)"),
+		STR(F_CUDA, "12.1", "version.py's cuda"),
+	} },
+	{ "2.6", shape_26, NULL, NULL, {
+		INT(F_NAFTER, 2, "nvrtc and nvJitLink after libtorch_global_deps"),
+		STR(F_AFTER_NEEDS_MAPPED, "nvidia/cuda_runtime/lib/libcudart.so",
+		    "only when the wheel's libcudart is mapped (the text 2.6-2.8 look for)"),
+		AT(F_AFTER_REQUIRED, 0, 1, "required (a ValueError ends the list quietly)"),
+		INT(F_NPRELOAD, 2, "the fallback dict"),
+		INT(F_PLAIN_DIR, 1, "<sys.path>/<folder>/lib too"),
+		INT(F_CU_DIR, 0, "no nvidia/cuXX/lib"),
+	} },
+	{ "2.9", shape_29, NULL, NULL, {
+		INT(F_NAFTER, 3, "three preloads in the slim-wheel branch"),
+		STR_AT(F_AFTER_PATTERN, 1, "libnvrtc-builtins.so.*[0-9]", "libnvrtc-builtins second"),
+		STR(F_AFTER_NEEDS_MAPPED, "libcudart.so", "once any libcudart is mapped"),
+		AT(F_AFTER_LINE, 0, 20, "the line of the first preload"),
+		INT(F_NPRELOAD, 3, "the fallback dict and the optional nvtx"),
+		AT(F_PRELOAD_REQUIRED, 2, 0, "nvtx optional"),
+		AT(F_PRELOAD_IN_FILTER, 2, 0, "nvtx not in the filter"),
+		AT(F_PRELOAD_REQUIRED, 1, 1, "the dict's entries required"),
+		AT(F_PRELOAD_IN_FILTER, 1, 1, "the dict's entries filtered"),
+		INT(F_CU_DIR, 1, "nvidia/cuXX/lib"),
+		INT(F_PLAIN_DIR, 1, "and <folder>/lib too"),
+	} },
+	{ "2.10", shape_210, NULL, NULL, {
+		INT(F_NAFTER, 4, "the whole list, then nvtx, after libtorch_global_deps"),
+		AT(F_AFTER_REQUIRED, 0, 1, "required (the default): the first"),
+		AT(F_AFTER_REQUIRED, 2, 1, "required (the default): the last of the list"),
+		AT(F_AFTER_REQUIRED, 3, 0, "nvtx optional"),
+		INT(F_NPRELOAD, 4, "the same list as the OSError fallback"),
+		AT(F_PRELOAD_REQUIRED, 1, 1, "required in the fallback"),
+	} },
+	{ "2.14", shape_214, NULL, NULL, {
+		INT(F_NAFTER, 4, "the whole list after libtorch_global_deps"),
+		AT(F_AFTER_REQUIRED, 0, 0, "best effort (required=False): the first"),
+		AT(F_AFTER_REQUIRED, 2, 0, "best effort (required=False): the last of the list"),
+		AT(F_PRELOAD_REQUIRED, 0, 1, "the fallback still requires them"),
+		STR_AT(F_PRELOAD_PATTERN, 0, "libcublasLt.so.*[0-9]", "cublasLt first (order matters)"),
+	} },
+	{ "_utils_internal.py", NULL, NULL, "USE_GLOBAL_DEPS = False\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = True\n", {
+		INT(F_USE_GLOBAL_DEPS, 0, "USE_GLOBAL_DEPS = False"),
+		INT(F_RTLD_GLOBAL, 1, "USE_RTLD_GLOBAL_WITH_LIBTORCH = True"),
+	} },
+	{ "a broken signature", "def _load_global_deps(:\n", NULL, NULL, {
+		INT(F_NAFTER, 0, "nothing after, no crash"),
+		INT(F_NPRELOAD, 0, "no fallback, no crash"),
+	} },
+	{ "an unterminated call", "def _load_global_deps():\n    ctypes.CDLL(x)\n    _preload_cuda_deps(\n", NULL,
+	  NULL, {
+		INT(F_NAFTER, 0, "nothing, no crash"),
+	} },
+};
+
+/* The entry i of a preload list, or NULL past its end (a wrong count is
+ * its own failure, not a read out of bounds). */
+static const struct torch_preload *entry(const struct torch_preload *list, size_t n, size_t i)
 {
-	struct arena a;
-	arena_init(&a);
-	struct torch_layout t;
-	memset(&t, 0, sizeof t);
-	torch_source_parse(&a, shape_21, "__version__ = '2.1.2+cu121'\ncuda = '12.1'\n",
-			   "USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = False\n", &t);
-	CHECK(t.has_load_global_deps, "2.1: _load_global_deps found");
-	CHECK_INT(t.global_deps_line, 11, "2.1: the line of its ctypes.CDLL");
-	CHECK_INT(t.nafter_deps, 0, "2.1: nothing is preloaded after a successful load");
-	CHECK_INT(t.npreload, 3, "2.1: the OSError fallback lists the dict's three libraries");
-	CHECK_STR(t.preload[2].folder, "nvtx", "2.1: nvtx is in the dict");
-	CHECK(t.preload[2].required, "2.1: and required (_preload_cuda_deps always raises)");
-	CHECK(t.preload[0].in_filter && t.fallback_filters, "2.1: the fallback re-raises other errors");
-	CHECK(!t.look_in_cu_dir && !t.look_in_plain_dir, "2.1: only nvidia/<folder>/lib");
-	CHECK_STR(t.cuda, "12.1", "2.1: version.py's cuda");
-	arena_release(&a);
+	return i < n ? &list[i] : NULL;
 }
 
-static void test_26(void)
+static int64_t int_field(const struct torch_layout *t, const struct expect *e)
 {
-	struct arena a;
-	arena_init(&a);
-	struct torch_layout t;
-	memset(&t, 0, sizeof t);
-	torch_source_parse(&a, shape_26, NULL, NULL, &t);
-	CHECK_INT(t.nafter_deps, 2, "2.6: nvrtc and nvJitLink after libtorch_global_deps");
-	CHECK_STR(t.after_needs_mapped, "nvidia/cuda_runtime/lib/libcudart.so",
-		  "2.6: only when the wheel's libcudart is mapped (the text 2.6-2.8 look for)");
-	CHECK(t.after_deps[0].required, "2.6: required (a ValueError ends the list quietly)");
-	CHECK_INT(t.npreload, 2, "2.6: the fallback dict");
-	CHECK(t.look_in_plain_dir && !t.look_in_cu_dir, "2.6: <sys.path>/<folder>/lib too, no cuXX");
-	arena_release(&a);
+	const struct torch_preload *after = entry(t->after_deps, t->nafter_deps, e->i);
+	const struct torch_preload *pre = entry(t->preload, t->npreload, e->i);
+	switch (e->f) {
+	case F_HAS_LOAD_GLOBAL_DEPS: return t->has_load_global_deps;
+	case F_GLOBAL_DEPS_LINE: return t->global_deps_line;
+	case F_FALLBACK_FILTERS: return t->fallback_filters;
+	case F_CU_DIR: return t->look_in_cu_dir;
+	case F_PLAIN_DIR: return t->look_in_plain_dir;
+	case F_USE_GLOBAL_DEPS: return t->use_global_deps;
+	case F_RTLD_GLOBAL: return t->rtld_global_with_libtorch;
+	case F_NAFTER: return (int64_t)t->nafter_deps;
+	case F_NPRELOAD: return (int64_t)t->npreload;
+	case F_AFTER_REQUIRED: return after ? after->required : -1;
+	case F_AFTER_LINE: return after ? after->line : -1;
+	case F_PRELOAD_REQUIRED: return pre ? pre->required : -1;
+	case F_PRELOAD_IN_FILTER: return pre ? pre->in_filter : -1;
+	default: return -1;
+	}
 }
 
-static void test_29(void)
+static const char *str_field(const struct torch_layout *t, const struct expect *e)
 {
-	struct arena a;
-	arena_init(&a);
-	struct torch_layout t;
-	memset(&t, 0, sizeof t);
-	torch_source_parse(&a, shape_29, NULL, NULL, &t);
-	CHECK_INT(t.nafter_deps, 3, "2.9: three preloads in the slim-wheel branch");
-	CHECK_STR(t.after_deps[1].pattern, "libnvrtc-builtins.so.*[0-9]", "2.9: libnvrtc-builtins second");
-	CHECK_STR(t.after_needs_mapped, "libcudart.so", "2.9: once any libcudart is mapped");
-	CHECK_INT(t.after_deps[0].line, 20, "2.9: the line of the first preload");
-	CHECK_INT(t.npreload, 3, "2.9: the fallback dict and the optional nvtx");
-	CHECK(!t.preload[2].required && !t.preload[2].in_filter, "2.9: nvtx optional, not in the filter");
-	CHECK(t.preload[1].required && t.preload[1].in_filter, "2.9: the dict's entries required, filtered");
-	CHECK(t.look_in_cu_dir && t.look_in_plain_dir, "2.9: nvidia/cuXX/lib and <folder>/lib too");
-	arena_release(&a);
+	const struct torch_preload *after = entry(t->after_deps, t->nafter_deps, e->i);
+	const struct torch_preload *pre = entry(t->preload, t->npreload, e->i);
+	switch (e->f) {
+	case F_CUDA: return t->cuda;
+	case F_AFTER_NEEDS_MAPPED: return t->after_needs_mapped;
+	case F_AFTER_PATTERN: return after ? after->pattern : NULL;
+	case F_PRELOAD_FOLDER: return pre ? pre->folder : NULL;
+	case F_PRELOAD_PATTERN: return pre ? pre->pattern : NULL;
+	default: return NULL;
+	}
 }
 
-static void test_list_shapes(void)
+static void run_case(const struct shape_case *c)
 {
 	struct arena a;
 	arena_init(&a);
 	struct torch_layout t;
 	memset(&t, 0, sizeof t);
-	torch_source_parse(&a, shape_210, NULL, NULL, &t);
-	CHECK_INT(t.nafter_deps, 4, "2.10: the whole list, then nvtx, after libtorch_global_deps");
-	CHECK(t.after_deps[0].required && t.after_deps[2].required, "2.10: required (the default)");
-	CHECK(!t.after_deps[3].required, "2.10: nvtx optional");
-	CHECK_INT(t.npreload, 4, "2.10: the same list as the OSError fallback");
-	CHECK(t.preload[1].required, "2.10: required in the fallback");
-	memset(&t, 0, sizeof t);
-	torch_source_parse(&a, shape_214, NULL, NULL, &t);
-	CHECK_INT(t.nafter_deps, 4, "2.14: the whole list after libtorch_global_deps");
-	CHECK(!t.after_deps[0].required && !t.after_deps[2].required, "2.14: best effort (required=False)");
-	CHECK(t.preload[0].required, "2.14: the fallback still requires them");
-	CHECK_STR(t.preload[0].pattern, "libcublasLt.so.*[0-9]", "2.14: cublasLt first (order matters)");
-	arena_release(&a);
-}
-
-static void test_switches(void)
-{
-	struct arena a;
-	arena_init(&a);
-	struct torch_layout t;
-	memset(&t, 0, sizeof t);
-	torch_source_parse(&a, NULL, NULL, "USE_GLOBAL_DEPS = False\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = True\n", &t);
-	CHECK(!t.use_global_deps && t.rtld_global_with_libtorch, "_utils_internal.py switches");
-	memset(&t, 0, sizeof t);
-	torch_source_parse(&a, "def _load_global_deps(:\n", NULL, NULL, &t);
-	CHECK_INT(t.npreload + t.nafter_deps, 0, "a broken signature: nothing, no crash");
-	memset(&t, 0, sizeof t);
-	torch_source_parse(&a, "def _load_global_deps():\n    ctypes.CDLL(x)\n    _preload_cuda_deps(\n", NULL, NULL, &t);
-	CHECK_INT(t.nafter_deps, 0, "an unterminated call: nothing, no crash");
+	torch_source_parse(&a, c->init, c->version, c->internal, &t);
+	for (const struct expect *e = c->expects; e < c->expects + ARRAY_SIZE(c->expects) && e->why; e++) {
+		char what[256];
+		snprintf(what, sizeof what, "%s: %s", c->label, e->why);
+		if (e->f >= F_CUDA)
+			CHECK_STR(str_field(&t, e), e->want_str, what);
+		else
+			CHECK_INT(int_field(&t, e), e->want, what);
+	}
 	arena_release(&a);
 }
 
 int main(void)
 {
-	test_21();
-	test_26();
-	test_29();
-	test_list_shapes();
-	test_switches();
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		run_case(&cases[i]);
 	return unit_done();
 }
