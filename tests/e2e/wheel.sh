@@ -10,29 +10,11 @@
 # longer than its header says, not a zip at all).
 . "$(dirname "$0")/lib.sh"
 fixture_dir wheel
-CXX=${CXX:-c++}
-pybin=$(command -v python3)
-E=$FX/env
-SP=$E/lib/python3.11/site-packages
-mkdir -p "$E/bin" "$SP/torch/lib" "$SP/myext" "$FX/src"
-ln -sf "$pybin" "$E/bin/python3"
-pyver=$("$pybin" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+. "$(dirname "$0")/lib_wheel.sh"
+wheel_env
+mkdir -p "$SP/myext"
 pytag=cp$(echo "$pyver" | tr -d .)
-printf 'home = %s\ninclude-system-site-packages = false\nversion = %s.0\n' "$(dirname "$pybin")" "$pyver" >"$E/pyvenv.cfg"
-[ "$pyver" = 3.11 ] || { mv "$E/lib/python3.11" "$E/lib/python$pyver"; SP=$E/lib/python$pyver/site-packages; }
-suffix=$("$pybin" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-
-c10() {	# c10 OUT LINE_TYPE
-	cat >"$FX/src/c10.cpp" <<C
-namespace c10 { namespace cuda {
-void c10_cuda_check_implementation(int e, const char *f, const char *fn, $2 line, bool a)
-{ (void)e; (void)f; (void)fn; (void)line; (void)a; }
-int device_count() { return 0; }
-} }
-C
-	$CXX -shared -fPIC -o "$1" "$FX/src/c10.cpp" -Wl,-soname,libc10.so
-}
-c10 "$SP/torch/lib/libc10.so" int
+c10 "$SP/torch/lib/libc10.so" int "int device_count() { return 0; }"
 printf '__version__ = "2.9.0+cu128"\ncuda = "12.8"\n' >"$SP/torch/version.py"
 printf 'from .version import __version__\n' >"$SP/torch/__init__.py"
 cat >"$FX/src/ext.cpp" <<'C'
@@ -53,7 +35,7 @@ mkrecord torch 2.9.0+cu128 torch/lib/libc10.so torch/version.py torch/__init__.p
 mkrecord myext 1.0 "myext/_ext$suffix" myext/__init__.py
 
 # torch 2.10: the same layout, line became unsigned
-c10 "$FX/src/libc10_210.so" 'unsigned int'
+c10 "$FX/src/libc10_210.so" 'unsigned int' "int device_count() { return 0; }"
 # a new extension that needs torch 2.10's signature
 sed 's/const char \*, int, bool/const char *, unsigned int, bool/' "$FX/src/ext.cpp" | sed 's/PyInit__ext/PyInit__new/' >"$FX/src/new.cpp"
 $CXX -shared -fPIC -o "$FX/src/new.so" "$FX/src/new.cpp" -L"$FX/src" -l:libc10_210.so -Wl,-rpath,'$ORIGIN/../torch/lib'

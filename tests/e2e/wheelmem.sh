@@ -16,26 +16,11 @@
 #     and more, then a verdict).
 . "$(dirname "$0")/lib.sh"
 fixture_dir wheelmem
-CXX=${CXX:-c++}
-pybin=$(command -v python3)
-E=$FX/env
-SP=$E/lib/python3.11/site-packages
-mkdir -p "$E/bin" "$SP/torch/lib" "$FX/src"
-ln -sf "$pybin" "$E/bin/python3"
-pyver=$("$pybin" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-printf 'home = %s\ninclude-system-site-packages = false\nversion = %s.0\n' "$(dirname "$pybin")" "$pyver" >"$E/pyvenv.cfg"
-[ "$pyver" = 3.11 ] || { mv "$E/lib/python3.11" "$E/lib/python$pyver"; SP=$E/lib/python$pyver/site-packages; }
-suffix=$("$pybin" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-
-c10() {	# c10 OUT LINE_TYPE
-	cat >"$FX/src/c10.cpp" <<C
-namespace c10 { namespace cuda {
-void c10_cuda_check_implementation(int e, const char *f, const char *fn, $2 line, bool a)
-{ (void)e; (void)f; (void)fn; (void)line; (void)a; }
-} }
-C
-	$CXX -shared -fPIC -o "$1" "$FX/src/c10.cpp" -Wl,-soname,libc10.so
-}
+. "$(dirname "$0")/lib_wheel.sh"
+wheel_env
+# the inputs (about 460 MB: wheels, the unpacked copy, the sources) go when
+# the suite ends, however it ends; the small outputs stay for a failure's look
+trap 'rm -rf "$FX/src" "$FX/installed" "$FX"/*.whl' EXIT
 c10 "$SP/torch/lib/libc10.so" int
 c10 "$FX/src/libc10_new.so" 'unsigned int'
 printf '__version__ = "2.9.0"\n' >"$SP/torch/version.py"
