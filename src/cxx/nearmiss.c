@@ -65,6 +65,7 @@ struct work {
 	const struct nm_object *where;
 	size_t examined;
 	const char *must_contain;	/* a candidate's mangled name must spell this token */
+	const struct object *requester;	/* never a provider of its own symbol (nearmiss.h) */
 };
 
 static void add_near(struct work *w, const struct nm_object *where, const char *sym, const char *ver,
@@ -239,6 +240,8 @@ static void same_name(struct work *w, const struct nm_object *objs, size_t nobjs
 			w->must_contain = token;
 	}
 	for (size_t i = 0; i < nobjs && len; i++) {
+		if (objs[i].obj == w->requester)
+			continue;
 		w->where = &objs[i];
 		w->examined = 0;
 		cxx_exports_prefix(cxx_exports_of(w->ix, objs[i].obj), prefix, len, consider, w);
@@ -332,7 +335,7 @@ static void expected_provider(struct work *w, const struct nm_object *objs, size
 			size_t best = 0;
 			const struct nm_object *who = NULL;
 			for (size_t i = 0; i < nobjs; i++) {
-				if (!objs[i].loaded)
+				if (!objs[i].loaded || objs[i].obj == w->requester)
 					continue;
 				size_t c = cxx_exports_count(w->ix, objs[i].obj, prefix, len);
 				if (c > best) {
@@ -358,7 +361,7 @@ static void expected_provider(struct work *w, const struct nm_object *objs, size
 	size_t best = 0;
 	const struct nm_object *who = NULL;
 	for (size_t i = 0; i < nobjs; i++) {
-		if (!objs[i].loaded)
+		if (!objs[i].loaded || objs[i].obj == w->requester)
 			continue;
 		size_t c = cxx_exports_c_prefix(cxx_exports_of(w->ix, objs[i].obj), r->symbol, len, NULL, NULL);
 		if (c > best) {
@@ -429,8 +432,8 @@ static void work_init(struct work *w, struct cxx_index *ix, struct nm_result *r)
 }
 
 void nm_search(struct cxx_index *ix, const char *symbol, const char *version,
-	       const char *version_file, const struct nm_object *objs, size_t nobjs,
-	       struct nm_result *r)
+	       const char *version_file, const struct object *requester, const struct nm_object *objs,
+	       size_t nobjs, struct nm_result *r)
 {
 	memset(r, 0, sizeof *r);
 	r->symbol = symbol;
@@ -439,6 +442,7 @@ void nm_search(struct cxx_index *ix, const char *symbol, const char *version,
 	r->want_abi = r->have_abi = -1;
 	struct work w;
 	work_init(&w, ix, r);
+	w.requester = requester;
 	const char *dem = cxx_demangle(w.a, symbol);
 	if (dem != symbol) {
 		r->demangled = dem;

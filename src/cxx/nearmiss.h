@@ -16,7 +16,7 @@
  *  - the library that was expected to provide it: the one named by the
  *    symbol's version requirement, else the one that exports the most
  *    symbols of the same class or namespace (for a C name: the same
- *    prefix, a guess).
+ *    prefix, a guess), never the object that needs the symbol.
  *
  * and names one cause (nm_cause_name): signature-changed, cxx11-abi,
  * template-changed, namespace-changed, removed, not-in-scope,
@@ -79,9 +79,14 @@ struct nm_result {
 	bool truncated;		/* a cap was hit: there may be more candidates */
 };
 
+/* requester: the object that needs the symbol (NULL when unknown).  Its own
+ * exports are what it was compiled with (inline wrappers, template code of
+ * the library's headers), not the library it lacks: a definition of its own
+ * would have bound, so it is never the expected provider and none of its
+ * exports is a near miss. */
 void nm_search(struct cxx_index *ix, const char *symbol, const char *version,
-	       const char *version_file, const struct nm_object *objs, size_t nobjs,
-	       struct nm_result *r);
+	       const char *version_file, const struct object *requester, const struct nm_object *objs,
+	       size_t nobjs, struct nm_result *r);
 
 /* Adds what other copies (objects not loaded) export; may change the cause
  * to other-copy when nothing loaded came close. */

@@ -556,6 +556,12 @@ static void torch_releases_for(struct conv *c, const struct failure *fl, const s
 	ctx->torch_compat = c->tc_json;
 }
 
+/* The object that needs fl's symbol, for the near-miss search. */
+static const struct object *requester_of(const struct failure *fl)
+{
+	return fl->requester ? fl->requester->obj : NULL;
+}
+
 static void explain_undefined(struct conv *c, const struct failure *fl, struct finding *f)
 {
 	struct scan *s = c->s;
@@ -570,7 +576,7 @@ static void explain_undefined(struct conv *c, const struct failure *fl, struct f
 	struct nm_object *objs;
 	size_t n = loaded_objects(c, &objs);
 	struct nm_result res;
-	nm_search(ix, fl->name, fl->version, fl->version_file, objs, n, &res);
+	nm_search(ix, fl->name, fl->version, fl->version_file, requester_of(fl), objs, n, &res);
 	const char *libname = res.version_file ? res.version_file : res.expected ? soname_of(res.expected) : NULL;
 	if (libname) {
 		struct nm_object *copies;
@@ -927,7 +933,7 @@ static void weigh_guess(struct conv *c, struct failure *fl)
 	struct nm_object *objs;
 	size_t n = loaded_objects(c, &objs);
 	struct nm_result res;
-	nm_search(ix, fl->name, fl->version, fl->version_file, objs, n, &res);
+	nm_search(ix, fl->name, fl->version, fl->version_file, requester_of(fl), objs, n, &res);
 	const struct nm_near *b = nm_best(&res);
 	if (b && b->where->loaded && b->cause != NM_CAUSE_OTHER_COPY && b->cause != NM_CAUSE_UNKNOWN &&
 	    b->cause != NM_CAUSE_REMOVED) {
@@ -942,7 +948,7 @@ static void weigh_guess(struct conv *c, struct failure *fl)
 	if (!nc)
 		return;
 	struct nm_result more;
-	nm_search(ix, fl->name, fl->version, fl->version_file, copies, nc, &more);
+	nm_search(ix, fl->name, fl->version, fl->version_file, requester_of(fl), copies, nc, &more);
 	const struct nm_near *m = nm_best(&more);
 	if (m && m->cause == NM_CAUSE_OTHER_COPY)
 		fl->cause_basis = arena_printf(&c->s->arena, "another copy of %s, %s, exports it", lib, m->where->path);

@@ -692,6 +692,45 @@ extern "C" const char *PyInit__pyb(void) { return internals_id; }
        "pybind11: the internals id is read from .rodata", tg)
 
 
+def case_own_exports():
+    """A library that is not installed, needed by an extension that exports
+    inline wrappers of its API (numba's tbbpool without libtbb.so.12: tbb's
+    task_group_context::reset() around r1::reset(context&)): the missing
+    library is the root cause of every undefined symbol.  The extension's own
+    exports are what it was compiled with, never the provider it lacks (a
+    definition of its own would have bound)."""
+    root = os.path.join(FX, "own")
+    lib = cxx_lib(os.path.join(root, "gone", "libpool.so.12"), r"""
+namespace pool { namespace detail { namespace d1 { struct context { int state; }; }
+namespace r1 { void reset(d1::context &c) { c.state = 0; } void spawn(d1::context &c) { c.state = 1; } } } }
+""", "libpool.so.12")
+    ext = cxx_lib(os.path.join(root, "app", "poolext.so"), r"""
+namespace pool { namespace detail {
+namespace d1 { struct context { int state; void reset(); void spawn(); }; }
+namespace r1 { void reset(d1::context &); void spawn(d1::context &); }
+void d1::context::reset() { r1::reset(*this); }
+void d1::context::spawn() { r1::spawn(*this); }
+} }
+extern "C" int PyInit_poolext(void) { pool::detail::d1::context c{0}; c.reset(); c.spawn(); return c.state; }
+""", flags=["-L" + os.path.dirname(lib)], libs=["-l:libpool.so.12"])
+    shutil.rmtree(os.path.dirname(lib))  # never installed anywhere
+    r = real(ext)
+    ok(not r["loads"] and "libpool.so.12: cannot open shared object file" in (r["error"] or ""),
+       "own exports: the real loader fails on the missing library", r)
+    rc, doc, text, err = why(ext)
+    missing = [f for f in (doc or {}).get("findings", []) if f["id"] == "library-not-found"]
+    undef = [f for f in (doc or {}).get("findings", []) if f["id"] == "undefined-symbol"]
+    ok(len(missing) == 1 and missing[0].get("caused_by") is None, "own exports: libpool.so.12 not found, a root cause",
+       missing)
+    ok(len(undef) == 2 and all(f.get("caused_by") == missing[0]["index"] for f in undef),
+       "own exports: both undefined symbols are put down to the missing library", json.dumps(undef, indent=1))
+    ok(undef and not any(f.get("expected_provider") == ext or f.get("cause") for f in undef),
+       "own exports: the extension itself is never the expected provider, nor a near miss its cause",
+       json.dumps(undef, indent=1))
+    ok(not any(t in text for t in ("poolext.so, which exports", "poolext.so exports", "the installed poolext.so")),
+       "own exports: the text does not blame the extension's own exports", text)
+
+
 def main():
     if not shutil.which(CXX):
         print(f"ok - cxx fixtures # SKIP no {CXX}")
@@ -703,7 +742,7 @@ def main():
     shutil.rmtree(FX, ignore_errors=True)
     os.makedirs(FX)
     for case in (case_signature, case_cxx11_abi, case_devtoolset_abi0, case_torch_all, case_torch_own_cuda_lib, case_glibcxx, case_removed, case_template,
-                 case_namespace, case_not_in_scope, case_other_copy, case_stable_abi):
+                 case_namespace, case_not_in_scope, case_other_copy, case_stable_abi, case_own_exports):
         try:
             case()
         except Exception as e:  # a fixture that does not build is a failure, not a crash

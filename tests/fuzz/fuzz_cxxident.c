@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			tried++;
 			struct nm_result r;
 			nm_search(&ix, s.name, tried == 2 ? "GLIBCXX_3.4" : NULL, tried == 3 ? "fuzz.so" : NULL,
-				  &self, 1, &r);
+				  NULL, &self, 1, &r);
 			nm_search_more(&ix, &copy, 1, &r);
 			(void)nm_best(&r);
 			(void)nm_cause_name(r.cause);
