@@ -443,6 +443,28 @@ def stable_checks(t, top):
          all(v["mapped_by_import"] for p, v in o["libraries"].items() if "/tvstable/" in p),
          "the installed old version: _C_stable.so loads, mapped by the real import, and abiscope agrees",
          json.dumps(ldiffs, indent=1))
+    # the same upgrade of the package whose load no try catches: the real `import tvraise` raises
+    old = stable_wheel(w, "tvraise", "0.1", stable_files(w, "tvraise", STABLE_RAISE, new_api=False))
+    new = stable_wheel(w, "tvraise", "0.2", stable_files(w, "tvraise", STABLE_RAISE, new_api=True))
+    pi = pip_install(w, old)
+    t.ok(pi.returncode == 0, "the real pip install of tvraise 0.1", pi.stderr[-1500:])
+    j = subprocess.run([matrix.ABISCOPE, "wheel", "--json", "--env", w, new], capture_output=True, text=True, env=e)
+    wj = json.loads(j.stdout or "{}")
+    libs = wj.get("libraries") or []
+    copy = os.path.join(top, "raise-wheel-installed")
+    shutil.copytree(w, copy, symlinks=True)
+    pi = pip_install(copy, new)
+    o = oracle(copy, {"ORACLE_PACKAGES": "tvraise"})
+    real = {os.path.basename(p): v for p, v in o.get("libraries", {}).items() if "/tvraise/" in p}
+    lib, re_ = libs[0] if libs else {}, real.get("_C_stable.so", {})
+    err = (lib.get("error") or "?").replace(w, copy)
+    t.ok(pi.returncode == 0 and wj.get("replaces") == "0.1" and len(libs) == 1 and lib.get("loads") is False and
+         err == re_.get("dlopen") and re_.get("package_error") == "OSError: " + err and
+         (lib.get("loaded_by") or {}).get("caught") is False and j.returncode == 1 and
+         (lib.get("consequence") or "").startswith("`import tvraise` raises OSError: " + lib.get("error", "?")),
+         "wheel: the upgrade whose load no try catches: the dlerror of the real install, and `import tvraise` "
+         "really raises that OSError, as the consequence says",
+         json.dumps({"wheel": libs, "real": real, "rc": j.returncode}, indent=1)[:3000])
 
 
 def compare_library_checks(t):
