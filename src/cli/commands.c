@@ -311,8 +311,10 @@ const struct cli_command cli_commands[] = {
 			"Compares two hosts or environments.  A and B are snapshot files (abiscope\n"
 			"snapshot) or environments of this machine (a venv, a conda env, a prefix).\n"
 			"Each side's environment is checked where it lives; the report starts with\n"
-			"the imports that work on one side and fail on the other, then the symbols one\n"
-			"side's binaries use that the other side's libraries lack, then the driver,\n"
+			"the imports that work on one side and fail on the other, then the symbols\n"
+			"binaries both sides hold take from another package's library that one side's\n"
+			"lacks (with -v also a package's own bindings, and those of binaries only one\n"
+			"side holds: they matter only if copied, as check --host says), then the driver,\n"
 			"GPUs, glibc, Python, torch and CUDA runtime, then libraries on one side only,\n"
 			"binaries that differ, and distribution versions.",
 		.options = no_options,

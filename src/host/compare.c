@@ -226,6 +226,16 @@ static const char *key_package(struct arena *a, const char *key)
 	return slash ? arena_strndup(a, rel, (size_t)(slash - rel)) : rel;
 }
 
+/* The other side holds uf too, the same binary (same key, size and ELF
+ * digest): there it binds against the other side's library. */
+static bool same_binary_there(struct cmp *c, const struct side_index *users, const struct side_index *other,
+			      const struct snap_file *uf)
+{
+	const struct snap_file *of = strmap_get(&other->by_key, host_object_key(c->a, users->side->snap, uf->path));
+	return of && of->elf && !of->elf->cache_only && of->size == uf->size &&
+	       host_elf_digest(of->elf) == host_elf_digest(uf->elf);
+}
+
 static void compare_used_exports(struct cmp *c, const struct side_index *users, const struct side_index *other)
 {
 	const struct snapshot *us = users->side->snap;
@@ -251,7 +261,7 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 		memset(&seen, 0, sizeof seen);
 		const char *first_user = NULL;
 		const char *provider_pkg = key_package(c->a, key);
-		bool internal_only = true;
+		bool internal_only = true, absent_only = true;
 		for (size_t i = 0; i < consumers->n; i++) {
 			const struct snap_file *uf = consumers->item[i];
 			if (uf->elf->cache_only || uf == pf)
@@ -260,6 +270,12 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 			 * binary of another package bound to this library */
 			bool internal = str_eq(key_package(c->a, host_object_key(c->a, us, uf->path)), provider_pkg);
 			if (internal && !c->internal)
+				continue;
+			/* a binary the other side does not hold as it is here (absent,
+			 * or another build: the other side's own is checked there) binds
+			 * against that side's library only if it is copied there */
+			bool absent = !internal && !same_binary_there(c, users, other, uf);
+			if (absent && !c->internal)
 				continue;
 			for (size_t r = 0; r < uf->elf->nrefs; r++) {
 				const struct snap_ref *ref = &uf->elf->refs[r];
@@ -273,6 +289,7 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 				strmap_put(c->a, &seen, ref->name, MAP_YES);
 				nmissing++;
 				internal_only &= internal;
+				absent_only &= internal || absent;
 				if (!first_user)
 					first_user = uf->path;
 				if (lines.n < MAX_LISTED)
@@ -283,10 +300,13 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 		}
 		if (!nmissing)
 			continue;
-		struct finding *f = add(c, "diff-exports-removed", internal_only ? SEV_NOTE : SEV_ERROR, qf->path);
+		bool local = internal_only || absent_only;
+		struct finding *f = add(c, "diff-exports-removed", local ? SEV_NOTE : SEV_ERROR, qf->path);
 		finding_title(c->fl, f, "%s on %s lacks %zu symbol%s that %s's binaries use%s", pe->soname,
 			      other->side->name, nmissing, nmissing == 1 ? "" : "s", users->side->name,
-			      internal_only ? " (inside its own package: consistent on each side)" : "");
+			      internal_only ? " (inside its own package: consistent on each side)"
+			      : absent_only ? arena_printf(c->a, " (binaries %s does not hold as they are: this matters "
+							       "if they are copied there)", other->side->name) : "");
 		for (size_t i = 0; i < lines.n; i++)
 			finding_line(c->fl, f, "%s", (const char *)lines.item[i]);
 		if (nmissing > lines.n)
@@ -297,7 +317,8 @@ static void compare_used_exports(struct cmp *c, const struct side_index *users, 
 		val_set_int(c->a, f->fields, "missing", (int64_t)nmissing);
 		val_set_str(c->a, f->fields, "users_side", users->side->name);
 		val_set(c->a, f->fields, "internal", val_bool(c->a, internal_only));
-		if (!internal_only)
+		val_set(c->a, f->fields, "not_there", val_bool(c->a, !internal_only && absent_only));
+		if (!local)
 			c->sum->broken_symbols += nmissing;
 	}
 }

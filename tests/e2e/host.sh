@@ -181,6 +181,17 @@ expect_eq "$(jq_py "sorted(set(l.split('used by ')[1].rstrip(')') for d in j['di
 $ABISCOPE diff --json -v "$A" "$B" >"$FX/diff_env_v.json" 2>/dev/null
 expect_eq "$(jq_py "[(d['severity'], d['internal']) for d in j['differences'] if d['id']=='diff-exports-removed' and any('torch/_C' in l for l in d['explanation'])][:1]" <"$FX/diff_env_v.json")" \
 	"[('note', True)]" "diff -v A B: torch's internal binding too, as a note"
+# a binary B does not hold (myext removed from a copy of B): its bindings to
+# A's torch matter only if it is copied there, a note with -v, not an error
+NOMYEXT=$(mktemp -d)
+cp -a "$B" "$NOMYEXT/B" && rm -rf "$NOMYEXT/B/lib/python3.11/site-packages/myext"
+$ABISCOPE diff --json "$A" "$NOMYEXT/B" >"$FX/diff_nomyext.json" 2>/dev/null
+expect_eq "$(jq_py "[d['severity'] for d in j['differences'] if d['id']=='diff-exports-removed']" <"$FX/diff_nomyext.json")" \
+	"[]" "diff A B-without-myext: A's myext -> libc10 bindings are no difference of the two as they are"
+$ABISCOPE diff --json -v "$A" "$NOMYEXT/B" >"$FX/diff_nomyext_v.json" 2>/dev/null
+rm -rf "$NOMYEXT"
+expect_eq "$(jq_py "[(d['severity'], d['not_there']) for d in j['differences'] if d['id']=='diff-exports-removed' and any('myext' in l for l in d['explanation'])]" <"$FX/diff_nomyext_v.json")" \
+	"[('note', True)]" "diff -v A B-without-myext: myext's bindings, as a note that they matter if it is copied"
 expect_contains "$env_ids" "diff-torch" "diff A B: torch versions"
 expect_contains "$env_ids" "diff-cuda-runtime" "diff A B: CUDA 12 runtime on one side, 13 on the other"
 expect_contains "$env_ids" "diff-dist" "diff A B: distribution versions"
