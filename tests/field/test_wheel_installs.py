@@ -123,14 +123,20 @@ def one_case(t, tmp, env_name, whl, mode, llp, rows):
     sp = F.site_packages(copy)
     # every shared object the oracle measured must have a verdict from
     # abiscope wheel: a wheel judged by none of them asserts nothing
+    # (a library with a module's suffix but no PyInit_, which Python would
+    # refuse to import, is the oracle's "libraries" too: judged below)
     judged = {m["path"] for m in j["modules"]}
-    unjudged = sorted(os.path.relpath(p, sp) for p in real["modules"] if p not in judged)
+    libs = real.get("libraries") or {}
+    unjudged = sorted(os.path.relpath(p, sp) for p in real["modules"] if p not in judged and p not in libs)
     t.ok(not unjudged, f"{label}: abiscope wheel judges every module the oracle measured",
          "no verdict for: " + " ".join(unjudged))
     for m in j["modules"]:
         path = m["path"]
         rel = os.path.relpath(path, sp)
         truth = real["modules"].get(path)
+        if path in libs:
+            t.ok(False, f"{label}: {rel} is a library (no PyInit_), not a module", "abiscope judged it as a module")
+            continue
         if truth is None:
             # abiscope: never imported by this Python (another Python's
             # build): the oracle must not find it as a module either
@@ -156,7 +162,45 @@ def one_case(t, tmp, env_name, whl, mode, llp, rows):
                      "FALSE LOAD" if false_load else "NO"))
         t.ok(agree, f"{label}: {rel} {'loads' if want[0] else 'fails'} ({took:.0f} s)",
              f"abiscope: {pred}\nreal:     {want}")
+    libraries_case(t, label, j, real, sp, rows)
     shutil.rmtree(copy, ignore_errors=True)
+
+
+def libraries_case(t, label, j, real, sp, rows):
+    """The libraries the wheel's packages load themselves (torchvision's
+    _C_stable.so by torch.ops.load_library): abiscope wheel's "libraries"
+    against the oracle's "libraries" (dlopen after `import PKG`).  Each
+    library the real import mapped that no module of the wheel needs must
+    have a verdict; each one abiscope says the import loads unconditionally
+    and that loads must be one the real import mapped."""
+    libs = real.get("libraries") or {}
+    mine = {m["path"]: m for m in j.get("libraries") or []}
+    missed = sorted(os.path.relpath(p, sp) for p, o in libs.items()
+                    if o.get("mapped_by_import") and not o.get("mapped_before_import") and p not in mine)
+    t.ok(not missed, f"{label}: abiscope wheel judges every library the real import loaded itself",
+         "no verdict for: " + " ".join(missed))
+    for path, m in sorted(mine.items()):
+        rel = os.path.relpath(path, sp)
+        o = libs.get(path)
+        if o is None:
+            t.ok(False, f"{label}: {rel}: the oracle measured the library abiscope says the import loads",
+                 "not in the oracle's libraries")
+            rows.append((label, rel, "not measured", "NO"))
+            continue
+        by = m.get("loaded_by") or {}
+        if (o["dlopen"] is None and not by.get("condition") and o.get("package_error") is None
+                and not o.get("mapped_by_import") and not o.get("mapped_before_import")):
+            t.ok(False, f"{label}: {rel}: the real import loads it, as abiscope says ({by.get('file')}:{by.get('line')})",
+                 "the real import did not map it")
+            rows.append((label, rel, "not loaded by the import", "NO"))
+            continue
+        pred = (m["loads"], m["error"])
+        want = (o["dlopen"] is None, o["dlopen"])
+        agree = pred == want
+        rows.append((label, rel + " (loaded by its import)", "loads" if want[0] else "fails",
+                     "yes" if agree else "FALSE LOAD" if m["loads"] and not want[0] else "NO"))
+        t.ok(agree, f"{label}: {rel} (its import loads it) {'loads' if want[0] else 'fails'}",
+             f"abiscope: {pred}\nreal:     {want}")
 
 
 def main():
