@@ -204,7 +204,8 @@ static void print_library_verdict(struct scan *s, const struct term *t, const st
 		fprintf(t->out, "      OSError: %s\n", v->dlerror);
 	if (v->consequence)
 		fprintf(t->out, "      %s\n", v->consequence);
-	render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
+	if (verbose)	/* else its root causes are said once, above */
+		render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
 }
 
 static void print_verdict(struct scan *s, const struct term *t, const struct module_verdict *v, bool verbose)
@@ -222,8 +223,72 @@ static void print_verdict(struct scan *s, const struct term *t, const struct mod
 	if (v->state == V_FAILS || v->gpu_fails || v->state == V_CANNOT_TELL) {
 		if (v->dlerror)
 			fprintf(t->out, "      ImportError: %s\n", v->dlerror);
-		render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
+		if (verbose || v->state == V_CANNOT_TELL)	/* else said once, in the root causes */
+			render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
 	}
+}
+
+/* The wheel's own binaries fail where the distribution it replaces loads
+ * today: keeping that one is a fix that needs nothing else. */
+static void print_keep(const struct term *t, const struct env_check *cb, const struct dist *replaced)
+{
+	size_t n = 0, ok = 0;
+	for (size_t i = 0; i < cb->nv; i++) {
+		const struct module_verdict *v = &cb->v[i];
+		if (v->io->dist != replaced || (!v->io->is_extension && !v->loaded_by))
+			continue;
+		n++;
+		ok += v->state == V_OK && !v->gpu_fails;
+	}
+	if (!n || ok != n)
+		return;
+	fprintf(t->out, "%skeep%s         %s %s, installed now, instead: the %zu binar%s its import loads all load "
+		"here today\n", c_bold(t), c_reset(t), replaced->name, replaced->version, n, n == 1 ? "y" : "ies");
+}
+
+/* The verdicts whose findings the root causes are drawn from. */
+struct shown_verdicts {
+	const struct ptrvec *lists[3];
+};
+
+static bool finding_in(const struct shown_verdicts *sv, size_t index)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(sv->lists); k++)
+		for (size_t i = 0; i < sv->lists[k]->n; i++) {
+			const struct module_verdict *v = sv->lists[k]->item[i];
+			if (v->state != V_CANNOT_TELL && index >= v->finding_first && index < v->finding_end)
+				return true;
+		}
+	return false;
+}
+
+/* skip a cause none of whose findings belongs to a verdict shown */
+static bool cause_not_shown(const struct cause *c, const void *ctx)
+{
+	for (size_t i = 0; i < c->members.n; i++)
+		if (finding_in(ctx, (size_t)((const struct finding *)c->members.item[i])->index))
+			return false;
+	return true;
+}
+
+/*
+ * What makes the wheel's modules and libraries (and those it breaks) fail,
+ * each cause said once with its fix and what it takes down, as check says
+ * them: thirty undefined torch symbols of one extension are one cause.
+ */
+static void print_root_causes(struct scan *s, const struct term *t, const struct shown_verdicts *sv, bool verbose)
+{
+	struct causes cs;
+	causes_build(&s->arena, &s->findings, 0, s->findings.list.n, &cs);
+	size_t n = 0;
+	for (size_t i = 0; i < cs.list.n; i++) {
+		const struct cause *c = cs.list.item[i];
+		n += !cause_not_shown(c, sv) && (verbose || c->severity != SEV_NOTE);
+	}
+	if (!n)
+		return;
+	fprintf(t->out, "\n%sroot cause%s%s (%zu)\n", c_bold(t), n == 1 ? "" : "s", c_reset(t), n);
+	render_causes_text(t, &s->arena, &cs, verbose, cause_not_shown, sv);
 }
 
 int cmd_wheel(int argc, char **argv)
@@ -389,11 +454,13 @@ int cmd_wheel(int argc, char **argv)
 	const struct torchabi *tix = tc_index(&after, &td);
 	if (tix) {
 		tc_report_init(&tr, tix, ca.torch.found ? ca.torch.version : NULL);
-		for (size_t i = 0; i < own.n; i++) {
-			const struct module_verdict *v = own.item[i];
-			tc_add_object(&after, &tr, v->io->path, v->io->obj, name, w.meta_version ? w.meta_version : w.version,
-				      v->io->module);
-		}
+		const struct ptrvec *judged[2] = { &own, &own_libs };
+		for (size_t k = 0; k < 2; k++)
+			for (size_t i = 0; i < judged[k]->n; i++) {
+				const struct module_verdict *v = judged[k]->item[i];
+				tc_add_object(&after, &tr, v->io->path, v->io->obj, name,
+					      w.meta_version ? w.meta_version : w.version, v->io->module);
+			}
 		tc_finish(&tr);
 		tp = tr.npkg ? tr.pkg[0] : NULL;
 	}
@@ -503,6 +570,8 @@ int cmd_wheel(int argc, char **argv)
 		fprintf(t.out, "             pip would refuse it: \"%s is not a supported wheel on this platform\"\n",
 			path_basename(w.path));
 	print_glibc_floor(&t, &floor, tag_major, tag_minor, floor_over_tag);
+	if (replaced && (own_fail || own_lib_fail))
+		print_keep(&t, &cb, replaced);
 	if (tp) {
 		const char *fix = tc_fix(&after.arena, &tr, tp);
 		fprintf(t.out, "%storch%s        %s%s%s%s\n", c_bold(&t), c_reset(&t), tp->installed_ok ? c_green(&t) : c_yellow(&t),
@@ -511,6 +580,8 @@ int cmd_wheel(int argc, char **argv)
 		if (fix)
 			fprintf(t.out, "             fix: %s\n", fix);
 	}
+	struct shown_verdicts sv = { { &own, &own_libs, &broken } };
+	print_root_causes(&after, &t, &sv, o.verbose);
 	fprintf(t.out, "\n%sits extension modules%s (%zu)\n", c_bold(&t), c_reset(&t), own.n);
 	for (size_t i = 0; i < own.n; i++)
 		print_verdict(&after, &t, own.item[i], o.verbose);

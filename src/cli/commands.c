@@ -269,12 +269,13 @@ const struct cli_command cli_commands[] = {
 			"installed distribution of the same name).  The libraries of the wheel that\n"
 			"its import loads itself (torchvision 0.29's _C_stable.so) are listed apart,\n"
 			"each with where it is loaded, its dlerror() and what its failure costs; a\n"
-			"failing one fails the verdict.  Nothing is extracted or written: the\n"
+			"failing one fails the verdict.  Each root cause is said once, with its fix and\n"
+			"what it takes down, before the lists.  Nothing is extracted or written: the\n"
 			"wheel's members are read from the archive in memory.",
 		.options = wheel_options,
 		.common = COMMON_ALL,
 		.root_help = "the environment is in the file system under DIR",
-		.verbose_help = "also list what keeps working",
+		.verbose_help = "also every finding under its module",
 		.exit_status = "0 it installs and nothing breaks, 1 pip would refuse it, one of its modules would not import, "
 			"or it breaks another; 2 usage error; 3 the wheel or the environment could not be read",
 	},

@@ -1,4 +1,5 @@
 #include "cxx/explain.h"
+#include "cxx/abi.h"
 #include "cxx/torch.h"
 
 const char *cxx_package_of(struct arena *a, const char *path)
@@ -51,7 +52,9 @@ bool cxx_result_is_torch(const struct nm_result *r, const struct cxx_explain_ctx
 		return true;
 	if (r->expected && torch_is_torch_library(r->expected->path))
 		return true;
-	return c->torch_version && torch_root_namespace(r);
+	/* a LibTorch stable C ABI name (torch_list_push_back, aoti_torch_*): only
+	 * libtorch defines them, whatever library exports the nearest ones */
+	return c->torch_version && (torch_root_namespace(r) || cxx_torch_stable_name(r->symbol));
 }
 
 static void near_json(struct arena *a, struct finding *f, const struct nm_result *r)
@@ -116,7 +119,12 @@ void cxx_explain_undefined(struct findings *L, struct finding *f, const struct n
 	bool torch = cxx_result_is_torch(r, c);
 	const char *qual = r->want.parsed ? cxx_sig_qualified(a, &r->want) : r->symbol;
 
-	val_set(a, f->fields, "cause", r->cause == NM_CAUSE_UNKNOWN ? val_null(a) : val_str(a, nm_cause_name(r->cause)));
+	/* a stable C ABI symbol no library of the installed torch defines: it
+	 * came with another (newer) torch, as a removed C++ one left with an older */
+	bool stable_absent = torch && c->torch_version && r->cause == NM_CAUSE_UNKNOWN &&
+			     cxx_torch_stable_name(r->symbol);
+	val_set(a, f->fields, "cause", stable_absent ? val_str(a, "added")
+				       : r->cause == NM_CAUSE_UNKNOWN ? val_null(a) : val_str(a, nm_cause_name(r->cause)));
 	near_json(a, f, r);
 	val_set(a, f->fields, "expected_provider", val_str(a, r->expected ? r->expected->path : NULL));
 	val_set(a, f->fields, "expected_scope", val_str(a, r->expected_scope));
@@ -124,7 +132,7 @@ void cxx_explain_undefined(struct findings *L, struct finding *f, const struct n
 	bool other_torch = torch && c->torch_version &&
 			   (r->cause == NM_CAUSE_SIGNATURE || r->cause == NM_CAUSE_CXX11_ABI ||
 			    r->cause == NM_CAUSE_TEMPLATE || r->cause == NM_CAUSE_NAMESPACE ||
-			    r->cause == NM_CAUSE_REMOVED);
+			    r->cause == NM_CAUSE_REMOVED || stable_absent);
 	if (torch && c->torch_version) {
 		struct value *t = val_obj(a);
 		val_set_str(a, t, "installed", c->torch_version);
@@ -133,7 +141,7 @@ void cxx_explain_undefined(struct findings *L, struct finding *f, const struct n
 			val_set(a, t, "compatible", c->torch_compat);
 		val_set(a, f->fields, "torch", t);
 	}
-	if (r->cause == NM_CAUSE_UNKNOWN)
+	if (r->cause == NM_CAUSE_UNKNOWN && !other_torch)
 		return;
 
 	const char *fix = NULL;
@@ -191,7 +199,9 @@ void cxx_explain_undefined(struct findings *L, struct finding *f, const struct n
 		finding_line(L, f, "cause: other-copy: the loader uses %s, which lacks it; the copy at %s exports it",
 			     r->expected ? r->expected->path : "another copy", subj ? subj->path : "?");
 		break;
-	case NM_CAUSE_UNKNOWN:
+	case NM_CAUSE_UNKNOWN:	/* other_torch: a stable C ABI symbol of another torch */
+		finding_line(L, f, "cause: added: no library of the installed torch defines this LibTorch stable C ABI "
+				   "symbol; %s was built against a newer torch", req);
 		break;
 	}
 	if (other_torch) {

@@ -682,6 +682,25 @@ def case_stable_abi():
        "stable: text says it survives torch upgrades", text)
     golden("cxx_stable.txt", text)
 
+    # built against a newer torch: stable C ABI symbols the installed one
+    # lacks (torchvision 0.29's _C_stable.so on torch 2.8) are one cause
+    newer = c_lib(os.path.join(sp, "newerext", "_C.abi3.so"),
+                  "int aoti_torch_get_numel(void *, long *);\nint torch_list_push_back(void *, void *);\n"
+                  "int torch_new_list_reserve_size(long, void **);\n"
+                  "int PyInit__C(void) { long n; void *l; return aoti_torch_get_numel(0, &n) + "
+                  "torch_list_push_back(0, 0) + torch_new_list_reserve_size(1, &l); }\n",
+                  flags=["-L" + os.path.join(sp, "torch", "lib"),
+                         "-Wl,--no-as-needed,--enable-new-dtags,-rpath,$ORIGIN/../torch/lib"],
+                  libs=["-ltorch_cpu"])
+    r = real(newer)
+    ok(not r["loads"] and "undefined symbol: torch_" in (r["error"] or ""),
+       "stable, newer torch: the real loader refuses it on a torch stable symbol", r)
+    rc, doc, text, err = why(newer)
+    und = [f for f in (doc or {}).get("findings", []) if f["id"] == "undefined-symbol"]
+    ok(len(und) == 2 and all(f["cause"] == "added" and (f.get("torch") or {}).get("built_against_other") for f in und),
+       "stable, newer torch: both absent stable symbols are cause 'added', of another torch", und)
+    ok("was built against a newer torch" in text, "stable, newer torch: the text says so", text)
+
     pyb = cxx_lib(os.path.join(sp, "pybext", "_pyb.so"), r"""
 static const char internals_id[] = "__pybind11_internals_v4_gcc_libstdcpp_cxxabi1011__";
 extern "C" const char *PyInit__pyb(void) { return internals_id; }

@@ -40,6 +40,9 @@ c10 "$FX/src/libc10_210.so" 'unsigned int' "int device_count() { return 0; }"
 sed 's/const char \*, int, bool/const char *, unsigned int, bool/' "$FX/src/ext.cpp" | sed 's/PyInit__ext/PyInit__new/' >"$FX/src/new.cpp"
 $CXX -shared -fPIC -o "$FX/src/new.so" "$FX/src/new.cpp" -L"$FX/src" -l:libc10_210.so -Wl,-rpath,'$ORIGIN/../torch/lib'
 
+sed 's/PyInit__new/PyInit__ext/' "$FX/src/new.cpp" >"$FX/src/new_ext.cpp"
+$CXX -shared -fPIC -o "$FX/src/new_ext.so" "$FX/src/new_ext.cpp" -L"$FX/src" -l:libc10_210.so -Wl,-rpath,'$ORIGIN/../torch/lib'
+
 python3 - "$FX" "$pytag" "$suffix" <<'PY'
 import os, sys, zipfile
 fx, pytag, suffix = sys.argv[1:4]
@@ -58,6 +61,10 @@ torch_files = [("torch/lib/libc10.so", c10), ("torch/version.py", '__version__ =
 wheel("torch-2.10.0+cu130-%s-%s-manylinux_2_28_x86_64.whl" % (pytag, pytag), "torch", "2.10.0+cu130", torch_files)
 wheel("newext-1.0-%s-abi3-manylinux2014_x86_64.whl" % pytag, "newext", "1.0",
       [("newext/_new" + suffix, open(src + "new.so", "rb").read()), ("newext/__init__.py", "import torch\n")])
+# an upgrade of myext built for torch 2.10: its module fails where 1.0's imports
+new_as_ext = open(src + "new_ext.so", "rb").read()
+wheel("myext-2.0-%s-abi3-manylinux2014_x86_64.whl" % pytag, "myext", "2.0",
+      [("myext/_ext" + suffix, new_as_ext), ("myext/__init__.py", "import torch\n")])
 wheel("torch-2.10.0+cu130-%s-%s-musllinux_1_2_x86_64.whl" % (pytag, pytag), "torch", "2.10.0+cu130", torch_files)
 wheel("torch-2.10.0+cu130-cp27-cp27mu-manylinux1_x86_64.whl", "torch", "2.10.0+cu130", torch_files)
 wheel("torch-2.10.0+cu130-%s-%s-manylinux_2_99_x86_64.whl" % (pytag, pytag), "torch", "2.10.0+cu130", torch_files)
@@ -91,6 +98,21 @@ expect_eq "$(jq_py "j['replaces'], [(m['module'], m['imports']) for m in j['modu
 	"None [('newext._new', False)] []" "new extension: its own module fails, nothing else breaks"
 expect_contains "$(jq_py "j['modules'][0]['error']" <"$FX/new.json")" "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_jb" \
 	"new extension: wants the unsigned signature torch 2.9 lacks"
+
+# an upgrade whose module fails where the installed version's imports: the
+# root cause once, before the list, and keeping the installed one as a fix
+$ABISCOPE wheel --color never --env "$E" "$FX"/myext-2.0-$pytag-abi3-manylinux2014_x86_64.whl >"$FX/up.txt" 2>&1
+expect_eq "$?" 1 "myext 2.0 over 1.0: exit 1 (its module would not import here)"
+out=$(cat "$FX/up.txt")
+expect_contains "$out" "keep         myext 1.0, installed now, instead: the 1 binary its import loads all load here today" \
+	"myext 2.0 over 1.0: keeping 1.0 is named as a fix"
+expect_eq "$(sed -n '/^root cause/,/^its extension modules/p' "$FX/up.txt" | grep -c 'error\[undefined-symbol\]')" 1 \
+	"myext 2.0 over 1.0: the undefined symbol is said once, under root causes, before the module list"
+expect_eq "$(sed -n '/^its extension modules/,$p' "$FX/up.txt" | grep -c 'error\[')" 0 \
+	"myext 2.0 over 1.0: the module list does not repeat the findings (-v does)"
+$ABISCOPE wheel -v --color never --env "$E" "$FX"/myext-2.0-$pytag-abi3-manylinux2014_x86_64.whl >"$FX/up_v.txt" 2>&1
+expect_contains "$(sed -n '/^its extension modules/,$p' "$FX/up_v.txt")" "error[undefined-symbol]" \
+	"myext 2.0 over 1.0, -v: every finding under its module too"
 
 # The glibc floor: a library that needs glibc's newest pthread_create, in a
 # wheel that claims manylinux2014 (glibc 2.17); objdump -T is the oracle.
