@@ -1,4 +1,5 @@
 #include "core/fs.h"
+#include "core/pathwalk.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -190,56 +191,33 @@ static bool host_path(const struct fsview *fs, const char *logical, bool follow_
 		snprintf(out, outsz, "%s", logical);
 		return true;
 	}
-	char abs[PATH_MAX], todo[PATH_MAX * 2], done[PATH_MAX];
+	char abs[PATH_MAX];
 	fs_absolute(fs, logical, abs, sizeof abs);
-	snprintf(todo, sizeof todo, "%s", abs);
-	snprintf(done, sizeof done, "/");
-	int links = 0;
-	char *rest = todo;
-	while (*rest) {
-		while (*rest == '/')
-			rest++;
-		if (!*rest)
-			break;
-		char *e = strchr(rest, '/');
-		size_t n = e ? (size_t)(e - rest) : strlen(rest);
-		char comp[NAME_MAX + 1];
-		if (n > NAME_MAX) {
-			*err = ENAMETOOLONG;
-			return false;
-		}
-		memcpy(comp, rest, n);
-		comp[n] = '\0';
-		rest += n;
-		bool last = true;
-		for (const char *q = rest; *q; q++)
-			if (*q != '/') {
-				last = false;
-				break;
-			}
-		if (str_eq(comp, "."))
-			continue;
-		if (str_eq(comp, "..")) {
+	struct path_walk w;
+	path_walk_init(&w, abs);
+	int more;
+	while ((more = path_walk_next(&w)) > 0) {
+		if (str_eq(w.comp, "..")) {
 			char up[PATH_MAX];
-			path_dirname(done, up, sizeof up);
-			snprintf(done, sizeof done, "%s", up);
+			path_dirname(w.done, up, sizeof up);
+			snprintf(w.done, sizeof w.done, "%s", up);
 			continue;
 		}
 		char cand[PATH_MAX];
-		path_join(done, comp, cand, sizeof cand);
+		path_join(w.done, w.comp, cand, sizeof cand);
 		char hp[PATH_MAX * 2];
 		snprintf(hp, sizeof hp, "%.*s%s", (int)fs->root_len, fs->root, cand);
 		struct stat st;
 		if (lstat(hp, &st) != 0) {
-			if (errno == ENOENT && last) {
-				snprintf(done, sizeof done, "%s", cand);
+			if (errno == ENOENT && w.last) {
+				snprintf(w.done, sizeof w.done, "%s", cand);
 				break;
 			}
 			*err = errno;
 			return false;
 		}
-		if (S_ISLNK(st.st_mode) && (!last || follow_last)) {
-			if (++links > MAX_SYMLINKS) {
+		if (S_ISLNK(st.st_mode) && (!w.last || follow_last)) {
+			if (++w.links > MAX_SYMLINKS) {
 				*err = ELOOP;
 				return false;
 			}
@@ -250,24 +228,20 @@ static bool host_path(const struct fsview *fs, const char *logical, bool follow_
 				return false;
 			}
 			target[tl] = '\0';
-			char next[PATH_MAX * 2];
-			if (target[0] == '/') {
-				snprintf(next, sizeof next, "%s%s", target, rest);
-				snprintf(done, sizeof done, "/");
-			} else {
-				snprintf(next, sizeof next, "%s%s", target, rest);
-			}
-			snprintf(todo, sizeof todo, "%s", next);
-			rest = todo;
+			path_walk_link(&w, target);
 			continue;
 		}
-		if (!last && !S_ISDIR(st.st_mode)) {
+		if (!w.last && !S_ISDIR(st.st_mode)) {
 			*err = ENOTDIR;
 			return false;
 		}
-		snprintf(done, sizeof done, "%s", cand);
+		snprintf(w.done, sizeof w.done, "%s", cand);
 	}
-	snprintf(out, outsz, "%.*s%s", (int)fs->root_len, fs->root, done);
+	if (more < 0) {
+		*err = ENAMETOOLONG;
+		return false;
+	}
+	snprintf(out, outsz, "%.*s%s", (int)fs->root_len, fs->root, w.done);
 	return true;
 }
 

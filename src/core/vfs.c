@@ -1,4 +1,5 @@
 #include "core/vfs.h"
+#include "core/pathwalk.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -206,78 +207,50 @@ struct vfs_node *vfs_resolve(const struct vfs *v, const char *path, bool follow_
 		return NULL;
 	*handled = true;
 	/* exclusive: walk component by component, following links */
-	char todo[PATH_MAX * 2], done[PATH_MAX];
-	snprintf(todo, sizeof todo, "%s", path);
-	snprintf(done, sizeof done, "/");
-	int links = 0;
-	char *rest = todo;
+	struct path_walk w;
+	path_walk_init(&w, path);
 	struct vfs_node *cur = strmap_get(&v->nodes, "/");
-	while (*rest) {
-		while (*rest == '/')
-			rest++;
-		if (!*rest)
-			break;
-		char *e = strchr(rest, '/');
-		size_t n = e ? (size_t)(e - rest) : strlen(rest);
-		char comp[NAME_MAX + 1];
-		if (n > NAME_MAX) {
-			*err = ENAMETOOLONG;
-			return NULL;
-		}
-		memcpy(comp, rest, n);
-		comp[n] = '\0';
-		rest += n;
-		bool last = true;
-		for (const char *q = rest; *q; q++)
-			if (*q != '/') {
-				last = false;
-				break;
-			}
-		if (str_eq(comp, "."))
-			continue;
-		if (str_eq(comp, "..")) {
+	int more;
+	while ((more = path_walk_next(&w)) > 0) {
+		if (str_eq(w.comp, "..")) {
 			char up[PATH_MAX];
-			parent_of(done, up, sizeof up);
-			snprintf(done, sizeof done, "%s", up);
-			cur = strmap_get(&v->nodes, done);
+			parent_of(w.done, up, sizeof up);
+			snprintf(w.done, sizeof w.done, "%s", up);
+			cur = strmap_get(&v->nodes, w.done);
 			continue;
 		}
 		char cand[PATH_MAX + NAME_MAX + 2];
-		snprintf(cand, sizeof cand, "%s/%s", str_eq(done, "/") ? "" : done, comp);
+		snprintf(cand, sizeof cand, "%s/%s", str_eq(w.done, "/") ? "" : w.done, w.comp);
 		struct vfs_node *nd = strmap_get(&v->nodes, cand);
 		if (!nd || nd->type == VFS_HIDDEN) {
-			*err = last ? ENOENT : ENOENT;
+			*err = ENOENT;
 			return NULL;
 		}
-		if (nd->type == VFS_LINK && (!last || follow_last)) {
-			if (++links > VFS_MAX_LINKS) {
+		if (nd->type == VFS_LINK && (!w.last || follow_last)) {
+			if (++w.links > VFS_MAX_LINKS) {
 				*err = ELOOP;
 				return NULL;
 			}
-			char next[PATH_MAX * 2];
-			if (nd->target[0] == '/') {
-				snprintf(next, sizeof next, "%s%s", nd->target, rest);
-				snprintf(done, sizeof done, "/");
-			} else {
-				snprintf(next, sizeof next, "%s%s", nd->target, rest);
-			}
-			snprintf(todo, sizeof todo, "%s", next);
-			rest = todo;
+			path_walk_link(&w, nd->target);
 			continue;
 		}
-		if (!last && nd->type != VFS_DIR) {
+		if (!w.last && nd->type != VFS_DIR) {
 			*err = ENOTDIR;
 			return NULL;
 		}
-		if (strlen(cand) >= sizeof done) {
+		if (strlen(cand) >= sizeof w.done) {
 			*err = ENAMETOOLONG;
 			return NULL;
 		}
-		memcpy(done, cand, strlen(cand) + 1);
+		memcpy(w.done, cand, strlen(cand) + 1);
 		cur = nd;
 	}
+	if (more < 0) {
+		*err = ENAMETOOLONG;
+		return NULL;
+	}
 	if (resolved)
-		snprintf(resolved, rsz, "%s", done);
+		snprintf(resolved, rsz, "%s", w.done);
 	return cur && cur->same ? cur->same : cur;
 }
 
