@@ -4,6 +4,7 @@ from source by demo/build.sh) and snapshots and a wheel made from it.
 samples(abiscope, workdir) -> [(command, description, exit_status, document)]
 """
 import gzip
+import importlib
 import json
 import os
 import subprocess
@@ -12,6 +13,38 @@ import sysconfig
 import zipfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def debian_module(name, skip):
+    """The module name, which Debian packages for its own python: a pyenv or
+    venv python first on PATH lacks it, so the test runs itself again, once,
+    under /usr/bin/python3; where that lacks it too, prints skip (a TAP SKIP
+    line) and exits 0."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        flag = "ABISCOPE_REEXEC_" + name.upper()
+        if os.path.exists("/usr/bin/python3") and \
+                os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and not os.environ.get(flag):
+            os.environ[flag] = "1"
+            os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+        print(skip)
+        sys.exit(0)
+
+
+class Tap:
+    """report(ok, what, detail): a TAP line, the detail under a failure;
+    .failed counts the failures."""
+
+    def __init__(self):
+        self.failed = 0
+
+    def __call__(self, ok, what, detail=""):
+        print(("ok - " if ok else "not ok - ") + what)
+        if not ok:
+            self.failed += 1
+            for line in str(detail).splitlines()[:12]:
+                print("#   " + line)
 
 
 def run(abiscope, args, stdin=None):

@@ -8,32 +8,16 @@ import shutil
 import subprocess
 import sys
 
-try:
-    import junitparser
-except ImportError:
-    if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") \
-            and not os.environ.get("ABISCOPE_JUNIT_REEXEC"):
-        os.environ["ABISCOPE_JUNIT_REEXEC"] = "1"
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    print("ok - JUnit reports # SKIP no junitparser module (apt: python3-junitparser)")
-    sys.exit(0)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import samples  # noqa: E402
+
+junitparser = samples.debian_module("junitparser",
+                                    "ok - JUnit reports # SKIP no junitparser module (apt: python3-junitparser)")
 
 TOP = samples.TOP
 ABISCOPE = os.environ.get("ABISCOPE", os.path.join(TOP, "abiscope"))
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
-failed = 0
-
-
-def report(ok, what, detail=""):
-    global failed
-    print(("ok - " if ok else "not ok - ") + what)
-    if not ok:
-        failed += 1
-        for line in str(detail).splitlines()[:12]:
-            print("#   " + line)
+report = samples.Tap()
 
 
 def run(args):
@@ -144,7 +128,7 @@ def main():
     st, out, err = run(["check", "--junit", "/nonexistent-dir/x.xml", venv])
     report(st == 3 and "--junit /nonexistent-dir/x.xml" in err, "check --junit to a place it cannot write: exit 3, "
            "and it says where", err)
-    return 1 if failed else 0
+    return 1 if report.failed else 0
 
 
 if __name__ == "__main__":

@@ -11,34 +11,17 @@ import os
 import subprocess
 import sys
 
-try:
-    import jsonschema
-except ImportError:
-    # Debian's package serves Debian's python, not a pyenv or venv one first on PATH
-    if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") \
-            and not os.environ.get("ABISCOPE_SCHEMA_REEXEC"):
-        os.environ["ABISCOPE_SCHEMA_REEXEC"] = "1"
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    print("ok - JSON Schemas # SKIP no jsonschema module (apt: python3-jsonschema)")
-    sys.exit(0)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import samples  # noqa: E402
+
+jsonschema = samples.debian_module("jsonschema",
+                                   "ok - JSON Schemas # SKIP no jsonschema module (apt: python3-jsonschema)")
 
 TOP = samples.TOP
 ABISCOPE = os.environ.get("ABISCOPE", os.path.join(TOP, "abiscope"))
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 SCHEMAS = os.path.join(TOP, "docs", "schema")
-failed = 0
-
-
-def report(ok, what, detail=""):
-    global failed
-    print(("ok - " if ok else "not ok - ") + what)
-    if not ok:
-        failed += 1
-        for line in str(detail).splitlines()[:12]:
-            print("#   " + line)
+report = samples.Tap()
 
 
 def version_of(cmd, doc):
@@ -117,8 +100,8 @@ def main():
                 if m["status"] == "cannot-tell":
                     m["status"] = "maybe"
         report(bool(errors(schema_for("check", 2), broken)), "check: a module status outside the list does not validate")
-    print("%d failed" % failed if failed else "all passed")
-    return 1 if failed else 0
+    print("%d failed" % report.failed if report.failed else "all passed")
+    return 1 if report.failed else 0
 
 
 if __name__ == "__main__":
