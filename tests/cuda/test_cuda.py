@@ -280,6 +280,22 @@ def check_cases():
              "check --gpu %s: the variant the package loads there has kernels for it" % gpu, out + err)
 
 
+def fake_nvcc(release, build, archs):
+    """A CUDA_HOME (fx.WORK/cuda-RELEASE) whose bin/nvcc, compiled here from C,
+    holds the strings abiscope reads from a real one: the release line and
+    the compute_XX names it can target."""
+    home = os.path.join(fx.WORK, "cuda-" + release)
+    os.makedirs(os.path.join(home, "bin"), exist_ok=True)
+    src = os.path.join(home, "nvcc.c")
+    with open(src, "w") as f:
+        f.write('#include <stdio.h>\nconst char *v = "Cuda compilation tools, release %s, %s";\n'
+                'const char *arch[] = {%s, 0};\n'
+                'int main(void){ puts(v); return arch[0] == 0; }\n' % (release, build,
+                                                                      ", ".join('"%s"' % a for a in archs)))
+    subprocess.run([os.environ.get("CC", "cc"), "-O0", "-o", os.path.join(home, "bin", "nvcc"), src], check=True)
+    return home
+
+
 def toolkit_cases():
     hb = fx.path("hopper_blackwell")
     # the real toolkit: CUDA 13 dropped Volta
@@ -291,14 +307,7 @@ def toolkit_cases():
     t.ok(not findings(j, "toolkit-too-old-for-gpu"), "nvcc 13.0 names compute_120: no toolkit finding",
          findings(j, "toolkit-too-old-for-gpu"))
     # an older nvcc, compiled here: its release string, and no compute_120
-    home = os.path.join(fx.WORK, "cuda-12.6")
-    os.makedirs(os.path.join(home, "bin"), exist_ok=True)
-    src = os.path.join(home, "nvcc.c")
-    with open(src, "w") as f:
-        f.write('#include <stdio.h>\nconst char *v = "Cuda compilation tools, release 12.6, V12.6.85";\n'
-                'const char *arch[] = {"compute_75", "compute_80", "compute_90", 0};\n'
-                'int main(void){ puts(v); return arch[0] == 0; }\n')
-    subprocess.run([os.environ.get("CC", "cc"), "-O0", "-o", os.path.join(home, "bin", "nvcc"), src], check=True)
+    home = fake_nvcc("12.6", "V12.6.85", ("compute_75", "compute_80", "compute_90"))
     rc, j = cuda_json("--gpu", "RTX 5090", hb, env={"CUDA_HOME": home, "PATH": "/usr/bin:/bin"})
     f = [x for x in findings(j, "toolkit-too-old-for-gpu") if x["object"].startswith(home)]
     t.ok(f and f[0]["release"] == "12.6" and f[0]["first_release"] == "12.8" and f[0]["toolchain"] ==
@@ -307,14 +316,7 @@ def toolkit_cases():
     t.ok(not [x for x in findings(j, "toolkit-too-old-for-gpu") if x["object"].startswith(home)],
          "the same nvcc names compute_90: fine for H100", findings(j))
     # 12.8 can target sm_120, but flashinfer refuses SM 12.x below 12.9 (a guess: flashinfer may not be used)
-    home = os.path.join(fx.WORK, "cuda-12.8")
-    os.makedirs(os.path.join(home, "bin"), exist_ok=True)
-    src = os.path.join(home, "nvcc.c")
-    with open(src, "w") as f:
-        f.write('#include <stdio.h>\nconst char *v = "Cuda compilation tools, release 12.8, V12.8.93";\n'
-                'const char *arch[] = {"compute_90", "compute_100", "compute_120", 0};\n'
-                'int main(void){ puts(v); return arch[0] == 0; }\n')
-    subprocess.run([os.environ.get("CC", "cc"), "-O0", "-o", os.path.join(home, "bin", "nvcc"), src], check=True)
+    home = fake_nvcc("12.8", "V12.8.93", ("compute_90", "compute_100", "compute_120"))
     rc, j = cuda_json("--gpu", "sm_120", hb, env={"CUDA_HOME": home, "PATH": "/usr/bin:/bin"})
     f = [x for x in findings(j, "toolkit-too-old-for-gpu") if x["object"].startswith(home)]
     t.ok(f and f[0]["reason"] == "flashinfer-requires-12.9" and f[0]["guess"] is True,
