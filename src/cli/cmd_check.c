@@ -174,7 +174,7 @@ static void print_self_loaded(const struct term *t, const struct module_verdict 
 	if (v->state != V_FAILS)
 		return;
 	if (v->dlerror)
-		fprintf(t->out, "      %sOSError: %s%s\n", c_dim(t), one_line(v->dlerror), c_reset(t));
+		fprintf(t->out, "      %sdlerror: %s%s\n", c_dim(t), one_line(v->dlerror), c_reset(t));
 	if (v->consequence)
 		fprintf(t->out, "      %s\n", one_line(v->consequence));
 }
@@ -731,6 +731,15 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 		fprintf(t->out, "      (the last %s found here only)\n", "causes are");
 	if (ncause)
 		fputc('\n', t->out);
+	if (c->nfail_self && !verbose) {
+		/* what each failing one costs: the causes above say why it fails */
+		fprintf(t->out, "%slibraries its packages load themselves%s (%zu of %zu would fail to load)\n", c_bold(t),
+			c_reset(t), c->nfail_self, c->nself);
+		for (size_t k = 0; k < c->nv; k++)
+			if (c->v[k].loaded_by && c->v[k].state == V_FAILS)
+				print_self_loaded(t, &c->v[k]);
+		fputc('\n', t->out);
+	}
 	if (verbose) {
 		print_env_detail(s, t, c, verbose);
 		if (drv) {

@@ -201,7 +201,7 @@ static void print_library_verdict(struct scan *s, const struct term *t, const st
 	if (v->state != V_FAILS)
 		return;
 	if (v->dlerror)
-		fprintf(t->out, "      OSError: %s\n", v->dlerror);
+		fprintf(t->out, "      dlerror: %s\n", v->dlerror);
 	if (v->consequence)
 		fprintf(t->out, "      %s\n", v->consequence);
 	if (verbose)	/* else its root causes are said once, above */

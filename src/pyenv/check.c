@@ -26,6 +26,8 @@ struct check_ctx {
 	struct strmap pkg_init;		/* "site/package" -> struct pkg_init * */
 	struct cxx_index cxx;		/* exports indexed once for every explanation */
 	struct cuda_ctx cuda;		/* device code read once; the GPU target */
+	int ops_wraps_error;		/* torch/_ops.py's load_library raises "Could not load this
+					 * library: PATH" for the dlerror: 1, 0, -1 not read yet */
 };
 
 static void set_fields(struct scan *s, struct finding *f, const struct inv_obj *io)
@@ -63,6 +65,35 @@ static const struct self_load *self_load_of(struct check_ctx *x, const struct in
 	return NULL;
 }
 
+/* The OSError message `import PKG` raises when the load of io fails: the
+ * dlerror, or for torch.ops.load_library of a torch whose torch/_ops.py
+ * wraps it (2.9 and later), "Could not load this library: REALPATH". */
+static const char *load_oserror(struct check_ctx *x, const struct self_load *sl, const struct inv_obj *io,
+				const char *dlerror)
+{
+	if (!sl->call || !str_eq(sl->call, "torch.ops.load_library") || !x->c->torch.found)
+		return dlerror;
+	if (x->ops_wraps_error < 0) {
+		char *text = NULL;
+		size_t len = 0;
+		struct diag d;
+		diag_clear(&d);
+		const char *ops = arena_printf(&x->s->arena, "%s/_ops.py", x->c->torch.dir);
+		static const char wrap[] = "raise OSError(f\"Could not load this library: {path}\")";
+		x->ops_wraps_error = fs_read_small(&x->s->fs, ops, 4u << 20, &text, &len, &d) == ST_OK &&
+				     memmem(text, len, wrap, sizeof wrap - 1) != NULL;
+		free(text);
+	}
+	if (!x->ops_wraps_error)
+		return dlerror;
+	char real[PATH_MAX];
+	int err;
+	if (!fs_realpath(&x->s->fs, io->path, real, sizeof real, &err))
+		snprintf(real, sizeof real, "%s", io->path);
+	return arena_printf(&x->s->arena, "Could not load this library: %s (torch.ops.load_library's; the "
+			    "dlerror: %s)", real, dlerror ? dlerror : "?");
+}
+
 /* What failing to load a library its package loads itself costs the user. */
 static const char *self_load_consequence(struct check_ctx *x, const struct module_verdict *v,
 					 const struct self_load *sl)
@@ -84,7 +115,7 @@ static const char *self_load_consequence(struct check_ctx *x, const struct modul
 		nmod += o->is_extension && o->site && o->package && str_eq(o->site, v->io->site) && str_eq(o->package, pkg);
 	}
 	return arena_printf(a, "%s`import %s` raises OSError: %s (the load at %s:%d is not inside a try that catches "
-			    "it), so every module of %s is lost%s", when, pkg, v->dlerror ? v->dlerror : "the load fails",
+			    "it), so every module of %s is lost%s", when, pkg, load_oserror(x, sl, v->io, v->dlerror),
 			    sl->file, sl->line, pkg, nmod ? arena_printf(a, ", its %zu extension module%s with it", nmod,
 								  nmod == 1 ? "" : "s") : "");
 }
@@ -1186,6 +1217,7 @@ static struct check_ctx *ctx_of(struct scan *s, struct env_check *c, const struc
 	x->s = s;
 	x->c = c;
 	x->o = o;
+	x->ops_wraps_error = -1;
 	c->ctx = x;
 	return x;
 }

@@ -72,7 +72,9 @@ struct module_verdict {
 	 * (selfload.h), judged in the state that load meets: the load, and
 	 * when it fails what the user loses, root cause first ("`import
 	 * torchvision` still works (...caught...), but ..." or "`import PKG`
-	 * raises OSError: ..."); NULL otherwise */
+	 * raises OSError: ..." with the message Python shows: the dlerror, or
+	 * torch.ops.load_library's "Could not load this library: PATH" where
+	 * torch/_ops.py wraps it); NULL otherwise */
 	const struct self_load *loaded_by;
 	const char *consequence;
 };

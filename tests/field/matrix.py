@@ -240,6 +240,17 @@ def compare_libraries(res, oracle, am):
             continue
         if ab_ok == real_ok and (real_ok or a.get("error") == o["dlopen"]):
             res["libraries_agree"] += 1
+            # what the failure costs: `import PKG` works when abiscope says the
+            # failure is caught, and raises the OSError abiscope names when not
+            perr = o.get("package_error")
+            cons = a.get("consequence") or ""
+            if not real_ok and not by.get("condition") and not perr and not by.get("caught"):
+                res["diffs"].append(dict(row, kind="consequence: the import works", real="import works",
+                                         abiscope=cons))
+            elif not real_ok and by.get("caught") and perr and p in perr:
+                res["diffs"].append(dict(row, kind="consequence: the import raises", real=perr, abiscope=cons))
+            elif not real_ok and not by.get("caught") and perr and perr not in cons:
+                res["diffs"].append(dict(row, kind="consequence: another error", real=perr, abiscope=cons))
             continue
         crashed = (o["dlopen"] or "").startswith("crashed")
         kind = ("library crash" if crashed else "LIBRARY FALSE LOAD" if ab_ok else
