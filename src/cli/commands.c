@@ -228,10 +228,12 @@ const struct cli_command cli_commands[] = {
 			"too, in the state that load meets, and counted apart from modules: where\n"
 			"each is loaded (file:line, and the loading call when it is reached through a\n"
 			"function of the package), its dlerror(), and what the failure costs: when a\n"
-			"try around the load catches the OSError, `import PKG` still works and the\n"
-			"library's operators or functions are missing; when none does, `import PKG`\n"
-			"raises the OSError and every module of the package is lost.  A failing one\n"
-			"fails the check.",
+			"try around the load catches the OSError, `import PKG` goes on without it and\n"
+			"the library's operators or functions are missing (unless the import itself\n"
+			"registers for one of them by name, `@torch.library.register_fake(\"PKG::op\")`:\n"
+			"then torch raises \"operator PKG::op does not exist\"); when none does,\n"
+			"`import PKG` raises the OSError and every module of the package is lost.  A\n"
+			"failing one fails the check.",
 		.options = check_options,
 		.common = COMMON_ALL,
 		.verbose_help = "every line of each cause, then every distribution and module with its findings "

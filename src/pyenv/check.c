@@ -65,6 +65,20 @@ static const struct self_load *self_load_of(struct check_ctx *x, const struct in
 	return NULL;
 }
 
+/* Does the installed torch's file (relative to torch/) hold text? */
+static bool torch_file_has(struct check_ctx *x, const char *file, const char *text)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	struct diag d;
+	diag_clear(&d);
+	bool has = x->c->torch.found &&
+		   fs_read_small(&x->s->fs, arena_printf(&x->s->arena, "%s/%s", x->c->torch.dir, file), 8u << 20, &buf,
+				 &len, &d) == ST_OK && memmem(buf, len, text, strlen(text)) != NULL;
+	free(buf);
+	return has;
+}
+
 /* The OSError message `import PKG` raises when the load of io fails: the
  * dlerror, or for torch.ops.load_library of a torch whose torch/_ops.py
  * wraps it (2.9 and later), "Could not load this library: REALPATH". */
@@ -73,17 +87,8 @@ static const char *load_oserror(struct check_ctx *x, const struct self_load *sl,
 {
 	if (!sl->call || !str_eq(sl->call, "torch.ops.load_library") || !x->c->torch.found)
 		return dlerror;
-	if (x->ops_wraps_error < 0) {
-		char *text = NULL;
-		size_t len = 0;
-		struct diag d;
-		diag_clear(&d);
-		const char *ops = arena_printf(&x->s->arena, "%s/_ops.py", x->c->torch.dir);
-		static const char wrap[] = "raise OSError(f\"Could not load this library: {path}\")";
-		x->ops_wraps_error = fs_read_small(&x->s->fs, ops, 4u << 20, &text, &len, &d) == ST_OK &&
-				     memmem(text, len, wrap, sizeof wrap - 1) != NULL;
-		free(text);
-	}
+	if (x->ops_wraps_error < 0)
+		x->ops_wraps_error = torch_file_has(x, "_ops.py", "raise OSError(f\"Could not load this library: {path}\")");
 	if (!x->ops_wraps_error)
 		return dlerror;
 	char real[PATH_MAX];
@@ -94,6 +99,7 @@ static const char *load_oserror(struct check_ctx *x, const struct self_load *sl,
 			    "dlerror: %s)", real, dlerror ? dlerror : "?");
 }
 
+
 /* What failing to load a library its package loads itself costs the user. */
 static const char *self_load_consequence(struct check_ctx *x, const struct module_verdict *v,
 					 const struct self_load *sl)
@@ -103,9 +109,22 @@ static const char *self_load_consequence(struct check_ctx *x, const struct modul
 	const char *when = sl->condition ? arena_printf(a, "when `%s` (%s:%d): ", sl->condition, sl->file,
 							sl->condition_line) : "";
 	bool ops = sl->call && strstr(sl->call, "load_library");
+	const struct pkg_init *pi = pkg_init_of(x, v->io);
+	if (sl->caught && pi && pi->op_use && strstr(pi->op_use, "register_fake(") &&
+	    !torch_file_has(x, "library.py", "def register_fake("))
+		/* torch 2.1: the registration itself fails, loaded or not */
+		return arena_printf(a, "%s`import %s` fails, with or without %s: %s:%d runs `%s`, and this torch has no "
+				    "torch.library.register_fake: AttributeError: module 'torch.library' has no attribute "
+				    "'register_fake'", when, pkg, lib, pi->op_use_file, pi->op_use_line, pi->op_use);
+	if (sl->caught && pi && pi->op_use && (size_t)(sl - pi->loads) < pi->op_use_after)
+		return arena_printf(a, "%s`import %s` fails all the same: the load's OSError is caught (`%s`, %s:%d), but "
+				    "%s:%d needs its operators as the import runs (`%s`), and torch raises RuntimeError: "
+				    "operator %s does not exist: every module of %s is lost", when, pkg, sl->caught_by,
+				    sl->caught_file, sl->caught_line, pi->op_use_file, pi->op_use_line, pi->op_use,
+				    pi->op_use_name, pkg);
 	if (sl->caught)
-		return arena_printf(a, "%s`import %s` still works (the failure is caught: `%s`, %s:%d), but without %s "
-				    "%s: %s", when, pkg, sl->caught_by, sl->caught_file, sl->caught_line, lib,
+		return arena_printf(a, "%sthe failure is caught (`%s`, %s:%d): `import %s` goes on without %s, and %s: %s",
+				    when, sl->caught_by, sl->caught_file, sl->caught_line, pkg, lib,
 				    ops ? "the operators it registers with torch are missing" : "what it provides is missing",
 				    ops ? arena_printf(a, "every call of one (torch.ops.%s.*) fails", pkg)
 					: "every function of it fails");

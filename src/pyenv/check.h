@@ -70,8 +70,10 @@ struct module_verdict {
 					 * driver is too old for it (an error-level CUDA finding) */
 	/* a library (no extension module) its package's import loads itself
 	 * (selfload.h), judged in the state that load meets: the load, and
-	 * when it fails what the user loses, root cause first ("`import
-	 * torchvision` still works (...caught...), but ..." or "`import PKG`
+	 * when it fails what the user loses, root cause first ("the failure
+	 * is caught (...): `import torchvision` goes on without
+	 * it, and ...", "`import torchvision` fails all the same: ..." where
+	 * the import registers for one of its operators by name, or "`import PKG`
 	 * raises OSError: ..." with the message Python shows: the dlerror, or
 	 * torch.ops.load_library's "Could not load this library: PATH" where
 	 * torch/_ops.py wraps it); NULL otherwise */

@@ -907,6 +907,36 @@ static bool follow_call(struct reader *r, struct file_state *fs, const struct li
 	return false;
 }
 
+/* A line the import runs that registers for an operator of the package by
+ * name: `@torch.library.register_fake("PKG::op")`, impl_abstract,
+ * register_autograd, register_kernel. */
+static void op_use(struct reader *r, const struct line_at *at, const char *q, const char *le)
+{
+	static const char *const regs[] = { "register_fake(", "impl_abstract(", "register_autograd(",
+					    "register_kernel(" };
+	struct pkg_init *o = r->out;
+	if (o->op_use)
+		return;
+	for (size_t k = 0; k < ARRAY_SIZE(regs); k++) {
+		const char *c = strstr(q, regs[k]);
+		if (!c || c >= le)
+			continue;
+		const char *lit = c + strlen(regs[k]);
+		size_t pl = strlen(r->package);
+		if ((*lit != '"' && *lit != '\'') || strncmp(lit + 1, r->package, pl) != 0 || strncmp(lit + 1 + pl, "::", 2))
+			return;
+		const char *e = memchr(lit + 1, *lit, (size_t)(le - lit - 1));
+		if (!e)
+			return;
+		o->op_use = arena_strndup(&r->s->arena, q, (size_t)(trim_end(q, le) - q));
+		o->op_use_name = arena_strndup(&r->s->arena, lit + 1, (size_t)(e - lit - 1));
+		o->op_use_file = at->file;
+		o->op_use_line = at->lineno;
+		o->op_use_after = o->nloads;
+		return;
+	}
+}
+
 /* One statement line the import runs (runs: 1, or -1 under cond). */
 static void statement(struct reader *r, struct file_state *fs, const struct line_at *at, int depth, int runs,
 		      const struct block *cond)
@@ -942,6 +972,8 @@ static void statement(struct reader *r, struct file_state *fs, const struct line
 		sl.condition = cond->text;
 		sl.condition_line = cond->line;
 	}
+	if (runs > 0)
+		op_use(r, at, q, le);
 	const char *callee = NULL;
 	const char *open = loading_call(&r->s->arena, at->ls, q, le, &callee);
 	bool followed = follow_call(r, fs, at, q, le, &sl);
@@ -970,6 +1002,7 @@ static void statement(struct reader *r, struct file_state *fs, const struct line
 	else if (sl.path)
 		add_load(r, &sl);	/* through a function: kept only when its library is named */
 }
+
 
 static void read_module(struct reader *r, const char *path, int depth)
 {

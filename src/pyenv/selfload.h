@@ -82,6 +82,16 @@ struct pkg_init {
 	struct self_load *loads;	/* named ones, in the order the import runs them */
 	size_t nloads;
 	struct self_load *unnamed;	/* the first load call whose library could not be named, or NULL */
+	/* the first line the import runs that registers for an operator of the
+	 * package by name (torchvision 0.24-0.29's module-level
+	 * `@torch.library.register_fake("torchvision::nms")`): where the
+	 * operators of a load that failed are needed at import time; torch
+	 * then raises "operator torchvision::nms does not exist" */
+	const char *op_use;		/* that line, trimmed */
+	const char *op_use_name;	/* "torchvision::nms" */
+	const char *op_use_file;
+	int op_use_line;
+	size_t op_use_after;		/* loads[0, op_use_after) come before it */
 };
 
 /* Reads <site>/<package>/__init__.py and the modules of the package it

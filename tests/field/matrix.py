@@ -244,12 +244,16 @@ def compare_libraries(res, oracle, am):
             # failure is caught, and raises the OSError abiscope names when not
             perr = o.get("package_error")
             cons = a.get("consequence") or ""
-            if not real_ok and not by.get("condition") and not perr and not by.get("caught"):
+            raises = not by.get("caught") or "`import " + (o.get("package") or "?") + "` fails" in cons
+            load_caused = perr and p in perr  # an operator's error has no path: another load's, maybe
+            if real_ok or by.get("condition"):
+                pass
+            elif raises and not perr:
                 res["diffs"].append(dict(row, kind="consequence: the import works", real="import works",
                                          abiscope=cons))
-            elif not real_ok and by.get("caught") and perr and p in perr:
+            elif not raises and load_caused:
                 res["diffs"].append(dict(row, kind="consequence: the import raises", real=perr, abiscope=cons))
-            elif not real_ok and not by.get("caught") and perr and perr not in cons:
+            elif raises and perr and perr not in cons:
                 res["diffs"].append(dict(row, kind="consequence: another error", real=perr, abiscope=cons))
             continue
         crashed = (o["dlopen"] or "").startswith("crashed")
