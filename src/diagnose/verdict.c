@@ -858,10 +858,10 @@ static struct finding *convert(struct conv *c, const struct failure *fl, bool fi
 		if (!fl->dies)
 			finding_title(L, f, "%s", fl->dlerror);
 		else if (fl->dlerror)
-			finding_title(L, f, "%s: its version tables make ld.so's assertion fail: the process aborts",
+			finding_title(L, f, "%s: a corrupt table makes ld.so's assertion fail: the process aborts",
 				      fl->path);
 		else
-			finding_title(L, f, "%s: its version tables make the loader read outside it: the "
+			finding_title(L, f, "%s: a corrupt table makes the loader read or write outside it: the "
 					    "process dies", fl->path);
 		finding_line(L, f, "%s", fl->detail);
 		if (fl->dies && fl->dlerror)
@@ -875,7 +875,7 @@ static struct finding *convert(struct conv *c, const struct failure *fl, bool fi
 		val_set_str(a, f->fields, "path", fl->path);
 		val_set_str(a, f->fields, "reason", fl->detail);
 		val_set(a, f->fields, "process_dies", val_bool(a, fl->dies));
-		finding_fix(L, f, "the file is damaged (readelf -V shows its version tables): reinstall or "
+		finding_fix(L, f, "the file is damaged (readelf -d, -V and -r show its tables): reinstall or "
 				  "rebuild %s", short_name(fl->path));
 		break;
 	case FAIL_UNDEFINED:

@@ -214,6 +214,32 @@ static void read_segments(struct arena *a, struct elf_file *ef, uint64_t phoff, 
 	}
 }
 
+#define IMAGE_PAGE 4096u	/* the x86-64 page size glibc maps with */
+
+/* Outside [p_vaddr, p_vaddr + p_filesz), the loader still sees the file:
+ * _dl_map_segments maps whole pages, from the page p_offset lies in to
+ * the page p_vaddr + p_filesz ends in (the rest of that last page is
+ * cleared when zero fill follows).  A table there is read from those
+ * bytes. */
+static bool image_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t *off)
+{
+	for (size_t i = 0; i < ef->nseg; i++) {
+		const struct elf_segment *s = &ef->seg[i];
+		uint64_t span = MAX(s->filesz, s->memsz);
+		if (s->type != PT_LOAD_ || s->vaddr > UINT64_MAX - span - 2 * IMAGE_PAGE)
+			continue;
+		uint64_t mapstart = s->vaddr & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t dataend = s->vaddr + s->filesz;
+		uint64_t end = s->memsz > s->filesz ? dataend
+						    : (dataend + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+		if (vaddr < mapstart || vaddr > end || size > end - vaddr)
+			continue;
+		*off = (s->offset & ~(uint64_t)(IMAGE_PAGE - 1)) + (vaddr - mapstart);
+		return bytes_has(&ef->raw, *off, size);
+	}
+	return false;
+}
+
 bool elf_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t *off)
 {
 	bool any_load = false;
@@ -229,7 +255,7 @@ bool elf_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t siz
 		}
 	}
 	if (any_load)
-		return false;
+		return image_offset(ef, vaddr, size, off);
 	/* No program headers: fall back to allocated sections. */
 	for (size_t i = 0; i < ef->nsec; i++) {
 		const struct elf_section *s = &ef->sec[i];
@@ -260,13 +286,14 @@ struct dyn_raw {
 	uint64_t strtab, strsz, symtab, syment, hash, gnu_hash, versym;
 	uint64_t verdef, verdefnum, verneed, verneednum;
 	uint64_t rel, relsz, relent, rela, relasz, relaent, jmprel, pltrelsz, pltrel;
-	uint64_t relcount, relacount, relr;
+	uint64_t relcount, relacount, relr, relrsz;
 	bool has_strtab, has_symtab, has_hash, has_gnu_hash, has_versym, has_verdef, has_verneed;
 	bool has_rel, has_rela, has_jmprel, has_pltrel, has_soname, has_rpath, has_runpath;
 	bool has_relent, has_relaent;
 	uint64_t init, init_array, init_arraysz;
 	bool has_init, has_init_array;
-	uint64_t soname, rpath, runpath;
+	uint64_t soname, rpath, runpath, fault;
+	bool has_fault;
 	uint64_t *needed, *filter, *aux;
 	size_t nneeded, nfilter, naux;
 };
@@ -351,6 +378,7 @@ static void read_dynamic_entries(struct arena *a, struct elf_file *ef, struct by
 		case DT_SYMBOLIC_: ef->dt_symbolic = true; break;
 		case DT_ABISCOPE_HASHED: ef->hashed_names = true; break;
 		case DT_ABISCOPE_PARTIAL: ef->exports_unknown = true; break;
+		case DT_ABISCOPE_FAULT: r->fault = val; r->has_fault = true; break;
 		case DT_REL_: r->rel = val; r->has_rel = true; break;
 		case DT_RELSZ_: r->relsz = val; break;
 		case DT_RELENT_: r->relent = val; r->has_relent = true; break;
@@ -363,6 +391,7 @@ static void read_dynamic_entries(struct arena *a, struct elf_file *ef, struct by
 		case DT_RELCOUNT_: r->relcount = val; break;
 		case DT_RELACOUNT_: r->relacount = val; break;
 		case DT_RELR_: r->relr = val; break;
+		case DT_RELRSZ_: r->relrsz = val; break;
 		default: break;
 		}
 	}
@@ -373,10 +402,10 @@ static const char *dynstr_at(struct elf_file *ef, uint64_t off)
 	const char *s;
 	if (bytes_cstr(&ef->dynstr, off, &s, NULL))
 		return s;
-	/* glibc reads these strings at DT_STRTAB + offset and never looks at
-	 * DT_STRSZ (patchelf 0.14 wrote entries past it): so does the model,
-	 * as far as the file goes. */
-	if (bytes_cstr(&ef->dynstr_beyond, off, &s, NULL)) {
+	/* glibc reads these strings at DT_STRTAB + offset in memory and never
+	 * looks at DT_STRSZ (patchelf 0.14 wrote entries past it): so does the
+	 * model. */
+	if (ef->dt_strtab && (s = elf_image_str(ef, ef->strtab_vaddr + off)) != NULL) {
 		note_problem(ef, off, "dynamic string past DT_STRSZ (the loader uses it)");
 		return s;
 	}
@@ -399,8 +428,6 @@ static const char **strings_from(struct arena *a, struct elf_file *ef, const uin
 }
 
 /* ---- the memory image (_dl_map_segments) ---- */
-
-#define IMAGE_PAGE 4096u	/* the x86-64 page size glibc maps with */
 
 static bool image_byte(const struct elf_file *ef, uint64_t vaddr, uint8_t *out)
 {
@@ -442,6 +469,53 @@ static bool image_read(const struct elf_file *ef, uint64_t vaddr, uint8_t *buf, 
 	for (unsigned i = 0; i < n; i++)
 		if (vaddr + i < vaddr || !image_byte(ef, vaddr + i, &buf[i]))
 			return false;
+	return true;
+}
+
+const char *elf_image_str(const struct elf_file *ef, uint64_t vaddr)
+{
+	bool any_load = false;
+	for (size_t i = 0; i < ef->nseg; i++) {
+		const struct elf_segment *s = &ef->seg[i];
+		if (s->type != PT_LOAD_)
+			continue;
+		any_load = true;
+		uint64_t span = MAX(s->filesz, s->memsz);
+		if (s->vaddr > UINT64_MAX - span - 2 * IMAGE_PAGE)
+			continue;
+		uint64_t mapstart = s->vaddr & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t dataend = s->vaddr + s->filesz;
+		uint64_t mapend = (dataend + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t zeroend = (s->vaddr + s->memsz + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+		bool zero_fill = s->memsz > s->filesz;
+		if (vaddr < mapstart || vaddr >= MAX(mapend, zero_fill ? zeroend : mapend))
+			continue;
+		if (zero_fill && vaddr >= dataend)
+			return "";
+		/* the file's pages as mapped; with zero fill, up to p_filesz */
+		uint64_t fstart = s->offset & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t len = (zero_fill ? dataend : mapend) - mapstart;
+		struct bytes w;
+		const char *str;
+		if (fstart > ef->raw.len || !bytes_sub(&ef->raw, fstart, MIN(len, ef->raw.len - fstart), &w))
+			return NULL;
+		/* no NUL before the end: it runs into zeros (taken as a fault,
+		 * rare), the next mapping, or past the file (SIGBUS) */
+		return bytes_cstr(&w, vaddr - mapstart, &str, NULL) ? str : NULL;
+	}
+	uint64_t off;
+	const char *str;
+	if (!any_load && elf_vaddr_to_offset(ef, vaddr, 1, &off) && bytes_cstr(&ef->raw, off, &str, NULL))
+		return str;
+	return NULL;
+}
+
+bool elf_image_u64(const struct elf_file *ef, uint64_t vaddr, uint64_t *out)
+{
+	uint8_t b[8];
+	if (!image_read(ef, vaddr, b, 8))
+		return false;
+	*out = elf_load_u64(b, ef->big_endian);
 	return true;
 }
 
@@ -680,38 +754,43 @@ uint32_t elf_sysv_hash(const char *name)
 	return h;
 }
 
+/* _dl_setup_hash: the header is read at map time, in memory; the bloom
+ * filter, buckets and chains where a lookup reaches them (symtab.c), so a
+ * table that is not all in the file stays usable as far as it is. */
 static void read_gnu_hash(struct elf_file *ef, const struct dyn_raw *r)
 {
-	uint64_t off;
 	if (!r->has_gnu_hash)
 		return;
-	if (!elf_vaddr_to_offset(ef, r->gnu_hash, 16, &off)) {
-		note_problem(ef, r->gnu_hash, "GNU hash table outside the file");
-		return;
-	}
-	const struct bytes *b = &ef->raw;
 	uint32_t nb, so, bs, sh;
-	bytes_u32(b, off, &nb);
-	bytes_u32(b, off + 4, &so);
-	bytes_u32(b, off + 8, &bs);
-	bytes_u32(b, off + 12, &sh);
-	uint64_t wsz = ef->is64 ? 8 : 4;
-	uint64_t bloom_off = off + 16;
-	uint64_t buckets_off = bloom_off + (uint64_t)bs * wsz;
-	uint64_t chain_off = buckets_off + (uint64_t)nb * 4;
-	if (nb == 0 || bs == 0 || (bs & (bs - 1)) != 0 ||
-	    !bytes_sub(b, bloom_off, (uint64_t)bs * wsz, &ef->gnu_bloom) ||
-	    !bytes_sub(b, buckets_off, (uint64_t)nb * 4, &ef->gnu_buckets) ||
-	    chain_off > b->len) {
-		note_problem(ef, off, "GNU hash table malformed");
+	uint64_t gh = r->gnu_hash;
+	if (gh > UINT64_MAX - 16 || !elf_image_u32(ef, gh, &nb) || !elf_image_u32(ef, gh + 4, &so) ||
+	    !elf_image_u32(ef, gh + 8, &bs) || !elf_image_u32(ef, gh + 12, &sh)) {
+		note_problem(ef, gh, "GNU hash table outside the object's memory");
+		ef->gnu_hash_fault = true;
 		return;
 	}
-	bytes_sub(b, chain_off, b->len - chain_off, &ef->gnu_chain);
+	uint64_t wsz = ef->is64 ? 8 : 4;
+	ef->gnu_bloom_vaddr = gh + 16;
+	ef->gnu_buckets_vaddr = ef->gnu_bloom_vaddr + (uint64_t)bs * wsz;
+	ef->gnu_chain_vaddr = ef->gnu_buckets_vaddr + (uint64_t)nb * 4;
 	ef->gnu_nbuckets = nb;
 	ef->gnu_symoffset = so;
 	ef->gnu_bloom_size = bs;
 	ef->gnu_bloom_shift = sh;
 	ef->has_gnu_hash = true;
+	uint64_t off;
+	const struct bytes *b = &ef->raw;
+	if (!(nb && bs && (bs & (bs - 1)) == 0 &&
+	      elf_vaddr_to_offset(ef, ef->gnu_bloom_vaddr, (uint64_t)bs * wsz, &off) &&
+	      bytes_sub(b, off, (uint64_t)bs * wsz, &ef->gnu_bloom) &&
+	      bytes_sub(b, off + (uint64_t)bs * wsz, (uint64_t)nb * 4, &ef->gnu_buckets))) {
+		note_problem(ef, gh, "GNU hash table malformed");
+		ef->gnu_bloom.len = ef->gnu_buckets.len = 0;
+		return;
+	}
+	uint64_t chain_off = off + (uint64_t)bs * wsz + (uint64_t)nb * 4;
+	if (chain_off <= b->len)
+		bytes_sub(b, chain_off, b->len - chain_off, &ef->gnu_chain);
 }
 
 static void read_sysv_hash(struct elf_file *ef, const struct dyn_raw *r)
@@ -751,8 +830,10 @@ static void read_sysv_hash(struct elf_file *ef, const struct dyn_raw *r)
 static uint32_t count_from_gnu_hash(const struct elf_file *ef)
 {
 	uint32_t maxidx = 0;
+	if (!ef->gnu_buckets.len)
+		return ef->gnu_symoffset;
 	for (uint32_t i = 0; i < ef->gnu_nbuckets; i++) {
-		uint32_t v;
+		uint32_t v = 0;
 		bytes_u32(&ef->gnu_buckets, (uint64_t)i * 4, &v);
 		if (v > maxidx)
 			maxidx = v;
@@ -771,6 +852,8 @@ static uint32_t count_from_gnu_hash(const struct elf_file *ef)
 static void read_symbols(struct elf_file *ef, const struct dyn_raw *r)
 {
 	ef->syment = ef->is64 ? 24 : 16;
+	ef->has_versym_tag = r->has_versym;
+	ef->versym_vaddr = r->versym;
 	if (!r->has_symtab)
 		return;
 	uint64_t off;
@@ -799,6 +882,11 @@ static void read_symbols(struct elf_file *ef, const struct dyn_raw *r)
 		count = UINT32_MAX;
 	ef->nsyms = (uint32_t)count;
 	bytes_sub(&ef->raw, off, count * ef->syment, &ef->dynsym);
+	/* every symbol table starts with the null symbol: anything else there
+	 * says DT_SYMTAB points at something else */
+	const uint8_t *zero = bytes_at(&ef->raw, off, ef->syment);
+	for (uint32_t k = 0; zero && k < ef->syment; k++)
+		ef->symtab_not_table |= zero[k] != 0;
 	if (r->has_versym) {
 		if (!window_at_vaddr(ef, r->versym, count * 2, &ef->versym)) {
 			note_problem(ef, r->versym, "symbol version table outside the file");
@@ -833,6 +921,7 @@ bool elf_sym_head(const struct elf_file *ef, uint32_t idx, struct elf_sym *out)
 	out->type = info & 0xf;
 	out->visibility = other & 3;
 	out->name = "";
+	out->name_fault = false;
 	out->versym = 0;
 	return true;
 }
@@ -844,9 +933,14 @@ bool elf_sym(const struct elf_file *ef, uint32_t idx, struct elf_sym *out)
 	/* elf_sym_head proved the record is there; the name is its first word. */
 	uint32_t name = elf_load_u32(bytes_at(&ef->dynsym, (uint64_t)idx * ef->syment, 4),
 				     ef->big_endian);
-	if (!bytes_cstr(&ef->dynstr, name, &out->name, NULL) &&
-	    !bytes_cstr(&ef->dynstr_beyond, name, &out->name, NULL))	/* glibc ignores DT_STRSZ */
-		out->name = "";
+	out->name_fault = false;
+	if (!bytes_cstr(&ef->dynstr, name, &out->name, NULL)) {
+		/* glibc ignores DT_STRSZ: the name is wherever DT_STRTAB + st_name is */
+		out->name = ef->dt_strtab ? elf_image_str(ef, ef->strtab_vaddr + name) : NULL;
+		out->name_fault = !out->name;
+		if (!out->name)
+			out->name = "";
+	}
 	if (ef->versym.len)
 		bytes_u16(&ef->versym, (uint64_t)idx * 2, &out->versym);
 	return true;
@@ -858,28 +952,52 @@ const char *elf_sym_name(const struct elf_file *ef, uint32_t idx)
 	const char *s;
 	if (idx >= ef->nsyms || !bytes_u32(&ef->dynsym, (uint64_t)idx * ef->syment, &name))
 		return "";
-	if (!bytes_cstr(&ef->dynstr, name, &s, NULL) && !bytes_cstr(&ef->dynstr_beyond, name, &s, NULL))
-		return "";
-	return s;
+	if (bytes_cstr(&ef->dynstr, name, &s, NULL))
+		return s;
+	s = ef->dt_strtab ? elf_image_str(ef, ef->strtab_vaddr + name) : NULL;
+	return s ? s : "";
 }
 
 /* ---- relocations ---- */
 
-static void read_reltab(struct elf_file *ef, uint64_t vaddr, uint64_t size, bool rela,
-			struct elf_reltab *t)
+/* Whether a table's end, l_addr + vaddr + size, wraps past 2^64 so that
+ * the loader's loop reads nothing: objects are mapped below 2^48 (x86-64's
+ * user space; a guess for others), so any size that large wraps. */
+static bool size_wraps(uint64_t size)
+{
+	return size > UINT64_MAX - (UINT64_C(1) << 48);
+}
+
+/* span: bytes the leading relative
+ * entries cover (do-rel.h processes DT_RELACOUNT of them whatever
+ * DT_RELASZ says); the window holds both, count is DT_RELASZ's. */
+static void read_reltab(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t span, bool rela,
+			struct elf_reltab *t, const char *tag)
 {
 	uint64_t ent = rela ? (ef->is64 ? 24 : 12) : (ef->is64 ? 16 : 8);
 	t->rela = rela;
 	t->vaddr = vaddr;
-	if (vaddr == 0 || size == 0)
+	t->tag = tag;
+	t->present = true;
+	/* a size that wraps the loader's end pointer: nothing past the
+	 * relative entries is read */
+	uint64_t sized = size_wraps(size) ? 0 : size;
+	uint64_t want = MAX(sized, span);
+	if (want == 0)
 		return;
 	uint64_t off;
-	if (!elf_vaddr_to_offset(ef, vaddr, size, &off) || !bytes_sub(&ef->raw, off, size, &t->data)) {
+	if (!elf_vaddr_to_offset(ef, vaddr, want, &off) || !bytes_sub(&ef->raw, off, want, &t->data)) {
 		note_problem(ef, vaddr, "relocation table outside the file");
 		t->data.len = 0;
 		return;
 	}
-	t->count = size / ent;
+	t->count = sized / ent;
+}
+
+/* The bytes the first count relative entries cover (0 when that wraps). */
+static uint64_t relative_span(uint64_t count, uint64_t ent)
+{
+	return count && count <= (UINT64_C(1) << 58) ? count * ent : 0;
 }
 
 /* The end of the mapped stretch of the image that holds vaddr, or 0. */
@@ -900,7 +1018,7 @@ static uint64_t image_stretch_end(const struct elf_file *ef, uint64_t vaddr)
 
 /* Whether [vaddr, vaddr + size) is all mapped (a file page past the end
  * of the file is not checked here); else *gap: the first address that is not. */
-static bool image_covers(const struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t *gap)
+bool elf_image_covers(const struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t *gap)
 {
 	*gap = vaddr;
 	if (vaddr > UINT64_MAX - size)
@@ -942,15 +1060,41 @@ static void check_reloc_reach(struct elf_file *ef, const char *tag, bool present
 {
 	uint64_t gap;
 	/* a size that wraps the loader's end pointer: its loop reads nothing */
-	if (!present || !size || size >= (UINT64_C(1) << 63) || ef->reloc_fault_table ||
-	    image_covers(ef, vaddr, size, &gap))
+	if (!present || !size || size_wraps(size) || ef->reloc_fault_table ||
+	    elf_image_covers(ef, vaddr, size, &gap))
 		return;
 	ef->reloc_fault_table = tag;
 	ef->reloc_fault_at = gap;
 }
 
+/* Whether [vaddr, vaddr + size) lies in the pages of writable PT_LOADs
+ * (any PT_LOAD with DT_TEXTREL: the loader makes them writable). */
+bool elf_image_writable(const struct elf_file *ef, uint64_t vaddr, uint64_t size)
+{
+	if (vaddr > UINT64_MAX - size)
+		return false;
+	for (uint64_t at = vaddr, end = vaddr + size; at < end;) {
+		uint64_t next = 0;
+		for (size_t i = 0; i < ef->nseg && !next; i++) {
+			const struct elf_segment *s = &ef->seg[i];
+			uint64_t span = MAX(s->filesz, s->memsz);
+			if (s->type != PT_LOAD_ || !((s->flags & PF_W_) || ef->dt_textrel) ||
+			    s->vaddr > UINT64_MAX - span - 2 * IMAGE_PAGE)
+				continue;
+			uint64_t start = s->vaddr & ~(uint64_t)(IMAGE_PAGE - 1);
+			uint64_t stop = (s->vaddr + span + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+			if (at >= start && at < stop)
+				next = stop;
+		}
+		if (!next)
+			return false;
+		at = next;
+	}
+	return true;
+}
+
 /* Whether vaddr lies in an executable PT_LOAD's pages. */
-static bool image_executable(const struct elf_file *ef, uint64_t vaddr)
+bool elf_image_executable(const struct elf_file *ef, uint64_t vaddr)
 {
 	for (size_t i = 0; i < ef->nseg; i++) {
 		const struct elf_segment *s = &ef->seg[i];
@@ -965,6 +1109,101 @@ static bool image_executable(const struct elf_file *ef, uint64_t vaddr)
 	return false;
 }
 
+/* dl-init.c counts the DT_INIT_ARRAY entries in an unsigned int. */
+static uint64_t init_count(const struct elf_file *ef, const struct dyn_raw *r)
+{
+	return (uint32_t)(r->init_arraysz / (ef->is64 ? 8u : 4u));
+}
+
+#define INIT_ENTRIES_CHECKED 4096u
+
+/* The relocation that writes the DT_INIT_ARRAY slot at vaddr: its type
+ * and addend; false when none does. */
+static bool slot_reloc(const struct elf_file *ef, uint64_t vaddr, uint32_t *type, uint32_t *sym,
+		       uint64_t *addend)
+{
+	const struct elf_reltab *tabs[2] = { &ef->rela, &ef->jmprel };
+	for (int t = 0; t < 2; t++)
+		for (uint64_t i = 0; i < tabs[t]->data.len / 24 && tabs[t]->rela; i++) {
+			const uint8_t *e = bytes_at(&tabs[t]->data, i * 24, 24);
+			if (e && elf_load_u64(e, ef->big_endian) == vaddr) {
+				*type = (uint32_t)elf_load_u64(e + 8, ef->big_endian);
+				*sym = (uint32_t)(elf_load_u64(e + 8, ef->big_endian) >> 32);
+				*addend = elf_load_u64(e + 16, ef->big_endian);
+				return true;
+			}
+		}
+	return false;
+}
+
+/* Whether DT_RELR (glibc >= 2.36, elf_dynamic_do_Relr) relocates the word
+ * at vaddr: an even entry is an address (then the next word), an odd one
+ * a bitmap of the 63 words after the current one. */
+static bool relr_covers(const struct elf_file *ef, uint64_t relr, uint64_t relrsz, uint64_t vaddr)
+{
+	uint64_t off, base = 0;
+	if (!relr || !relrsz || relrsz > (UINT64_C(1) << 32) || !elf_vaddr_to_offset(ef, relr, relrsz, &off))
+		return false;
+	for (uint64_t k = 0; k + 8 <= relrsz; k += 8) {
+		uint64_t e;
+		if (!bytes_u64(&ef->raw, off + k, &e))
+			return false;
+		if ((e & 1) == 0) {
+			if (e == vaddr)
+				return true;
+			base = e + 8;
+			continue;
+		}
+		for (unsigned i = 0; (e >>= 1) != 0; i++)
+			if ((e & 1) && base + i * 8 == vaddr)
+				return true;
+		base += 63 * 8;
+	}
+	return false;
+}
+
+/* call_init calls each entry as it is after relocation (x86-64): a
+ * R_X86_64_RELATIVE one at its addend, which must be code; an entry no
+ * relocation writes is called at its raw value, which in an object loaded
+ * at a base other than 0 is no address of it (a guess: SIGSEGV). */
+static void check_init_entries(struct elf_file *ef, const struct dyn_raw *r, uint64_t array, uint64_t n)
+{
+	if (ef->machine != EM_X86_64_ || !ef->is64)
+		return;
+	for (uint64_t k = 0; k < n && k < INIT_ENTRIES_CHECKED; k++) {
+		uint64_t slot = array + k * 8, target, raw = 0;
+		uint32_t type, sym;
+		bool relocated = slot_reloc(ef, slot, &type, &sym, &target);
+		if (relocated && type != 8 /* R_X86_64_RELATIVE */) {
+			/* a symbol's address: code, unless the symbol is data or a
+			 * weak undefined one (0) */
+			struct elf_sym s;
+			if (!elf_sym_head(ef, sym, &s) ||
+			    !(s.type == STT_OBJECT_ || s.type == STT_TLS_ || (s.shndx == SHN_UNDEF_ && s.bind == STB_WEAK_)))
+				continue;
+			ef->init_fault = "DT_INIT_ARRAY entry";
+			ef->init_fault_index = k;
+			ef->init_fault_at = s.value;
+			ef->init_fault_unrelocated = false;
+			return;
+		}
+		uint64_t off;
+		if (!relocated && elf_vaddr_to_offset(ef, slot, 8, &off))
+			bytes_u64(&ef->raw, off, &raw);
+		if (!relocated && relr_covers(ef, r->relr, r->relrsz, slot)) {
+			relocated = true;	/* l_addr is added to the word in place */
+			target = raw;
+		}
+		if (relocated ? elf_image_executable(ef, target) : ef->type == ET_EXEC_ && elf_image_executable(ef, raw))
+			continue;
+		ef->init_fault = "DT_INIT_ARRAY entry";
+		ef->init_fault_index = k;
+		ef->init_fault_at = relocated ? target : raw;
+		ef->init_fault_unrelocated = !relocated;
+		return;
+	}
+}
+
 /* dl-init.c call_init: DT_INIT is called, DT_INIT_ARRAY read. */
 static void check_init(struct elf_file *ef, const struct dyn_raw *r)
 {
@@ -974,13 +1213,15 @@ static void check_init(struct elf_file *ef, const struct dyn_raw *r)
 		any_load |= ef->seg[i].type == PT_LOAD_;
 	if (!any_load)
 		return;
-	if (r->has_init && !image_executable(ef, r->init)) {
+	if (r->has_init && !elf_image_executable(ef, r->init)) {
 		ef->init_fault = "DT_INIT";
 		ef->init_fault_at = r->init;
-	} else if (r->has_init_array && r->init_arraysz >= (ef->is64 ? 8u : 4u) &&
-		   !image_covers(ef, r->init_array, MIN(r->init_arraysz, UINT64_MAX - r->init_array), &gap)) {
+	} else if (r->has_init_array && init_count(ef, r) &&
+		   !elf_image_covers(ef, r->init_array, init_count(ef, r) * (ef->is64 ? 8u : 4u), &gap)) {
 		ef->init_fault = "DT_INIT_ARRAY";
 		ef->init_fault_at = gap;
+	} else if (r->has_init_array) {
+		check_init_entries(ef, r, r->init_array, init_count(ef, r));
 	}
 }
 
@@ -988,9 +1229,9 @@ static void check_init(struct elf_file *ef, const struct dyn_raw *r)
  * entries is R_X86_64_RELATIVE. */
 static void check_relative(struct elf_file *ef)
 {
-	if (ef->machine != EM_X86_64_ || !ef->is64 || !ef->relacount || !ef->rela.count)
+	if (ef->machine != EM_X86_64_ || !ef->is64 || !ef->relacount || !ef->rela.data.len)
 		return;
-	uint64_t n = MIN(ef->relacount, ef->rela.count);
+	uint64_t n = MIN(ef->relacount, ef->rela.data.len / 24);
 	for (uint64_t k = 0; k < n; k++) {
 		uint64_t info;
 		if (!bytes_u64(&ef->rela.data, k * 24 + 8, &info))
@@ -1002,22 +1243,38 @@ static void check_relative(struct elf_file *ef)
 	}
 }
 
+/* do-rel.h: the relative entries end at DT_RELA + count * entry size, in
+ * wrapping pointer arithmetic; a count whose product wraps to within the
+ * table (0x8000000000000000 * 24 is 0) covers that many entries. */
+static uint64_t relative_count(uint64_t count, uint64_t ent, uint64_t size)
+{
+	uint64_t k = count * ent;
+	if (count == 0 || k / ent == count)
+		return count;
+	return k <= size ? k / ent : count;
+}
+
 static void read_relocations(struct elf_file *ef, const struct dyn_raw *r)
 {
+	uint64_t relent = ef->is64 ? 16 : 8, relaent = ef->is64 ? 24 : 12;
+	ef->relcount = relative_count(r->relcount, relent, r->relsz);
+	ef->relacount = relative_count(r->relacount, relaent, r->relasz);
+	uint64_t relspan = relative_span(ef->relcount, relent), relaspan = relative_span(ef->relacount, relaent);
 	check_dynamic_info(ef, r);
-	check_reloc_reach(ef, "DT_RELA", r->has_rela, r->rela, r->relasz);
-	check_reloc_reach(ef, "DT_REL", r->has_rel, r->rel, r->relsz);
+	/* dynamic-link.h: "With DT_RELR, DT_RELA/DT_REL can have zero value":
+	 * a table at 0 is not processed at all (nor its relative count) */
+	bool has_rela = r->has_rela && r->rela, has_rel = r->has_rel && r->rel;
+	check_reloc_reach(ef, "DT_RELA", has_rela, r->rela, MAX(r->relasz, relaspan));
+	check_reloc_reach(ef, "DT_REL", has_rel, r->rel, MAX(r->relsz, relspan));
 	check_reloc_reach(ef, "DT_JMPREL", r->has_jmprel && r->has_pltrel, r->jmprel, r->pltrelsz);
-	if (r->has_rel)
-		read_reltab(ef, r->rel, r->relsz, false, &ef->rel);
-	if (r->has_rela)
-		read_reltab(ef, r->rela, r->relasz, true, &ef->rela);
+	if (has_rel)
+		read_reltab(ef, r->rel, r->relsz, relspan, false, &ef->rel, "DT_REL");
+	if (has_rela)
+		read_reltab(ef, r->rela, r->relasz, relaspan, true, &ef->rela, "DT_RELA");
 	if (r->has_jmprel && r->has_pltrel) {
 		ef->jmprel_is_rela = r->pltrel == DT_RELA_;
-		read_reltab(ef, r->jmprel, r->pltrelsz, ef->jmprel_is_rela, &ef->jmprel);
+		read_reltab(ef, r->jmprel, r->pltrelsz, 0, ef->jmprel_is_rela, &ef->jmprel, "DT_JMPREL");
 	}
-	ef->relcount = r->relcount;
-	ef->relacount = r->relacount;
 	ef->has_relr = r->relr != 0;
 	/* each symbolic relocation reads its symbol's DT_VERSYM entry */
 	bool symbolic = ef->rela.count + ef->rel.count + ef->jmprel.count > ef->relacount + ef->relcount ||
@@ -1045,6 +1302,91 @@ bool elf_section_bytes(const struct elf_file *ef, const struct elf_section *s, s
 	return bytes_sub(&ef->raw, s->offset, s->size, out);
 }
 
+/* ---- what the loader does at map time with corrupt tables ---- */
+
+static void map_fault(struct arena *a, struct elf_fault *f, const char *table, uint64_t at, const char *what)
+{
+	memset(f, 0, sizeof *f);
+	f->phase = FAULT_MAP;
+	f->table = table;
+	f->at = at;
+	f->signal = 11;
+	f->guess = true;
+	f->what = arena_printf(a, "%s at %#llx, outside its memory", what, (unsigned long long)at);
+}
+
+/* A dynamic string the loader reads at DT_STRTAB + off: false when that
+ * lies outside the object's memory. */
+static bool string_readable(const struct elf_file *ef, uint64_t off)
+{
+	const char *s;
+	return bytes_cstr(&ef->dynstr, off, &s, NULL) ||
+	       (ef->dt_strtab && elf_image_str(ef, ef->strtab_vaddr + off) != NULL);
+}
+
+/* _dl_map_object_from_fd's _dl_setup_hash, then _dl_map_object_deps:
+ * the DT_NEEDED names, and while searching for them the RPATH/RUNPATH
+ * strings and the SONAME of every object already loaded (this one too). */
+static void check_map_faults(struct arena *a, struct elf_file *ef, const struct dyn_raw *r)
+{
+	struct elf_fault *f = &ef->map_fault;
+	if (r->has_gnu_hash && ef->gnu_hash_fault) {
+		map_fault(a, f, "DT_GNU_HASH", r->gnu_hash, "reads the hash table's header");
+		return;
+	}
+	if (ef->has_gnu_hash && (ef->gnu_bloom_size & (ef->gnu_bloom_size - 1)) != 0) {
+		memset(f, 0, sizeof *f);
+		f->phase = FAULT_MAP;
+		f->table = "DT_GNU_HASH";
+		f->at = r->gnu_hash;
+		f->what = arena_printf(a, "its bloom filter has %u words, not a power of two", ef->gnu_bloom_size);
+		f->assert_file = "dl-setup_hash.c";
+		f->assert_fn = "_dl_setup_hash";
+		f->assert_expr = "(bitmask_nwords & (bitmask_nwords - 1)) == 0";
+		f->assert_line = 36;
+		return;
+	}
+	uint64_t gap;
+	if (!r->has_gnu_hash && r->has_hash && !elf_image_covers(ef, r->hash, 8, &gap)) {
+		map_fault(a, f, "DT_HASH", r->hash, "reads the hash table's header");
+		return;
+	}
+	if (!r->has_strtab && !r->nneeded)
+		return;
+	for (size_t i = 0; i < r->nneeded; i++)
+		if (!string_readable(ef, r->needed[i])) {
+			map_fault(a, f, "DT_NEEDED", ef->strtab_vaddr + r->needed[i], "reads a DT_NEEDED name");
+			return;
+		}
+	if (!r->nneeded)
+		return;
+	if (r->has_soname && !string_readable(ef, r->soname))
+		map_fault(a, f, "DT_SONAME", ef->strtab_vaddr + r->soname, "reads its DT_SONAME");
+	else if (r->has_runpath && !string_readable(ef, r->runpath))
+		map_fault(a, f, "DT_RUNPATH", ef->strtab_vaddr + r->runpath, "reads its DT_RUNPATH");
+	else if (r->has_rpath && !r->has_runpath && !string_readable(ef, r->rpath))
+		map_fault(a, f, "DT_RPATH", ef->strtab_vaddr + r->rpath, "reads its DT_RPATH");
+}
+
+/* DT_ABISCOPE_FAULT: a snapshot's object whose original has a corrupt
+ * table.  A map-time fault is reported as map_fault; a later one is kept
+ * for the loader model to report when it relocates the object. */
+static void read_carried_fault(struct arena *a, struct elf_file *ef, const struct dyn_raw *r)
+{
+	if (!r->has_fault)
+		return;
+	const char *text = dynstr_at(ef, r->fault);
+	struct elf_fault f;
+	if (!text || !elf_fault_decode(a, text, &f)) {
+		note_problem(ef, r->fault, "DT_ABISCOPE_FAULT is not a fault record");
+		return;
+	}
+	if (f.phase == FAULT_MAP)
+		ef->map_fault = f;
+	else
+		ef->carried_fault = f;
+}
+
 /* ---- entry point ---- */
 
 static void read_dynamic(struct arena *a, struct elf_file *ef)
@@ -1057,6 +1399,9 @@ static void read_dynamic(struct arena *a, struct elf_file *ef)
 	memset(&r, 0, sizeof r);
 	read_dynamic_entries(a, ef, dyn, &r);
 	ef->dt_strtab = r.has_strtab;
+	ef->strtab_vaddr = r.strtab;
+	ef->symtab_vaddr = r.symtab;
+	ef->has_symtab_tag = r.has_symtab;
 	if (r.has_strtab) {
 		uint64_t off;
 		uint64_t size = r.strsz;
@@ -1072,7 +1417,6 @@ static void read_dynamic(struct arena *a, struct elf_file *ef)
 				size = ef->raw.len - off;
 			}
 			bytes_sub(&ef->raw, off, size, &ef->dynstr);
-			bytes_sub(&ef->raw, off, ef->raw.len - off, &ef->dynstr_beyond);
 		} else {
 			note_problem(ef, r.strtab, "dynamic string table outside the file");
 		}
@@ -1093,6 +1437,8 @@ static void read_dynamic(struct arena *a, struct elf_file *ef)
 	read_verdef(a, ef, &r);
 	read_verneed(a, ef, &r);
 	read_relocations(ef, &r);
+	check_map_faults(a, ef, &r);
+	read_carried_fault(a, ef, &r);
 }
 
 enum status elf_parse(struct arena *a, struct bytes raw, const char *path, struct elf_file *ef,

@@ -65,6 +65,9 @@ enum {
 #define DT_ABISCOPE_HASHED 0x6ab15c00
 /* ... whose exports were not recorded (only its name, needs and versions). */
 #define DT_ABISCOPE_PARTIAL 0x6ab15c01
+/* ... whose original the loader cannot load or dies on (a corrupt table):
+ * the value is the DT_STRTAB offset of elf_fault_encode()'s text. */
+#define DT_ABISCOPE_FAULT 0x6ab15c02
 
 /* The 64-bit hash (FNV-1a) a snapshot stores an exported name under, and
  * the name a DT_ABISCOPE_HASHED image exports it as: "#" and 16 hex digits
@@ -113,10 +116,32 @@ struct elf_verneed {
 
 struct elf_sym {
 	const char *name;	/* "" when the name is unreadable */
+	bool name_fault;	/* ... because it lies outside the object's memory */
 	uint64_t value, size;
 	uint8_t bind, type, visibility;
 	uint16_t shndx;
 	uint16_t versym;	/* raw versym entry (0 when none) */
+};
+
+/*
+ * What kills the process, or fails it with a fixed text, when the loader
+ * works on a corrupt table of this object.  phase: when it
+ * happens, in glibc's order: at map time (the hash table's set-up, the
+ * DT_NEEDED and search path strings), while relocating (entry `index` of
+ * `table`), or when a symbol lookup walks the object's hash table.
+ */
+enum elf_fault_phase { FAULT_NONE = 0, FAULT_MAP, FAULT_RELOC, FAULT_LOOKUP };
+struct elf_fault {
+	enum elf_fault_phase phase;
+	const char *table;	/* "DT_GNU_HASH", "DT_RELA entry 3", ... */
+	const char *what;	/* what the loader does there, for the explanation */
+	uint64_t at;		/* the address it reads or writes */
+	int signal;		/* 11 (SIGSEGV), 8 (SIGFPE); 0: dlerror or assertion */
+	const char *dlerror;	/* the exact text, without the "NAME: " prefix, when
+				 * signal is 0 and assert_expr NULL */
+	const char *assert_file, *assert_fn, *assert_expr;
+	int assert_line;	/* in glibc 2.36 */
+	bool guess;		/* depends on what lies outside the object (memory layout) */
 };
 
 /* A relocation table as the loader sees it: entries decoded on demand. */
@@ -125,6 +150,8 @@ struct elf_reltab {
 	uint64_t count;
 	uint64_t vaddr;		/* where the loader finds it (for range arithmetic) */
 	bool rela;		/* Elf_Rela (with addend) rather than Elf_Rel */
+	const char *tag;	/* "DT_RELA", "DT_REL", "DT_JMPREL" */
+	bool present;		/* the tag is there (its value may be 0) */
 };
 
 struct elf_file {
@@ -155,7 +182,6 @@ struct elf_file {
 	bool hashed_names;
 	bool exports_unknown;	/* DT_ABISCOPE_PARTIAL */
 	struct bytes dynstr;
-	struct bytes dynstr_beyond;	/* DT_STRTAB to the end of the file, ignoring DT_STRSZ */
 	bool has_constructors;		/* DT_INIT or a non-empty DT_INIT_ARRAY */
 
 	/* dynamic symbols */
@@ -163,6 +189,8 @@ struct elf_file {
 	uint32_t nsyms;
 	uint32_t syment;
 	struct bytes versym;	/* len 0 when absent */
+	uint64_t versym_vaddr;	/* DT_VERSYM, when present (has_versym_tag) */
+	bool has_versym_tag;
 	struct elf_verdef *verdef;
 	size_t nverdef;
 	struct elf_verneed *verneed;
@@ -194,10 +222,26 @@ struct elf_file {
 	 * or "DT_INIT_ARRAY", NULL when neither) */
 	const char *init_fault;
 	uint64_t init_fault_at;
+	/* "DT_INIT_ARRAY entry": entry init_fault_index is called at
+	 * init_fault_at, outside its code (unrelocated: no relocation writes
+	 * it, its raw value is called) */
+	uint64_t init_fault_index;
+	bool init_fault_unrelocated;
+	/* the first map-time fault (elf_parse), and one a snapshot carries
+	 * (phase FAULT_RELOC or FAULT_LOOKUP: the loader model reports it
+	 * when relocating the object) */
+	struct elf_fault map_fault, carried_fault;
+	uint64_t strtab_vaddr, symtab_vaddr;	/* DT_STRTAB, DT_SYMTAB (0 when absent) */
+	bool has_symtab_tag;
+	bool symtab_not_table;	/* DT_SYMTAB's entry 0 is not the null symbol */
 
 	/* hash tables (one or both) */
 	bool has_gnu_hash, has_sysv_hash;
 	uint32_t gnu_nbuckets, gnu_symoffset, gnu_bloom_size, gnu_bloom_shift;
+	/* where the loader finds them in memory; the windows above hold what
+	 * the file has there (empty when not all of it: read the image) */
+	uint64_t gnu_bloom_vaddr, gnu_buckets_vaddr, gnu_chain_vaddr;
+	bool gnu_hash_fault;	/* DT_GNU_HASH's header is outside the object's memory */
 	struct bytes gnu_bloom, gnu_buckets, gnu_chain;	/* chain indexed from symoffset */
 	uint32_t sysv_nbucket, sysv_nchain;
 	struct bytes sysv_bucket, sysv_chain;
@@ -236,6 +280,22 @@ bool elf_has_magic(const uint8_t *head, size_t len);
  * segment (a hole, or outside), where the real loader's read faults. */
 bool elf_image_u16(const struct elf_file *ef, uint64_t vaddr, uint16_t *out);
 bool elf_image_u32(const struct elf_file *ef, uint64_t vaddr, uint32_t *out);
+bool elf_image_u64(const struct elf_file *ef, uint64_t vaddr, uint64_t *out);
+
+/* Whether [vaddr, vaddr + size) is all in the object's memory image;
+ * else *gap: the first address that is not. */
+bool elf_image_covers(const struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t *gap);
+/* Whether vaddr lies in the pages of an executable / writable PT_LOAD. */
+bool elf_image_executable(const struct elf_file *ef, uint64_t vaddr);
+bool elf_image_writable(const struct elf_file *ef, uint64_t vaddr, uint64_t size);
+/* The NUL-terminated string at vaddr in the image (NULL when it runs
+ * outside the image: the loader's read faults there; "" in zero fill). */
+const char *elf_image_str(const struct elf_file *ef, uint64_t vaddr);
+
+/* A fault as one line of text (a snapshot carries it), and back
+ * (elf/fault.c).  decode: false when the text is not one. */
+const char *elf_fault_encode(struct arena *a, const struct elf_fault *f);
+bool elf_fault_decode(struct arena *a, const char *text, struct elf_fault *f);
 
 /* Translates a virtual address to a file offset through PT_LOAD. */
 bool elf_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t size,

@@ -7,6 +7,78 @@ bool elf_has_hash_table(const struct elf_file *ef)
 	return ef->has_gnu_hash || (ef->has_sysv_hash && ef->sysv_nbucket > 0);
 }
 
+bool elf_sym_in_image(const struct elf_file *ef, uint32_t idx)
+{
+	uint64_t gap;
+	if (idx < ef->nsyms)
+		return true;
+	return ef->has_symtab_tag &&
+	       elf_image_covers(ef, ef->symtab_vaddr + (uint64_t)idx * ef->syment, ef->syment, &gap);
+}
+
+static bool iter_fault(struct elf_hash_iter *it, int sig, const char *what, uint64_t at)
+{
+	it->fault = true;
+	it->fault_signal = sig;
+	it->fault_what = what;
+	it->fault_at = at;
+	it->done = true;
+	return false;
+}
+
+/* A word of the GNU hash table at vaddr: from the file window when it has
+ * it (base: the window's address), else from the memory image. */
+static bool gnu_word(const struct elf_file *ef, const struct bytes *win, uint64_t base, uint64_t vaddr,
+		     unsigned size, uint64_t *out)
+{
+	uint64_t k = vaddr - base;
+	const uint8_t *p = vaddr >= base ? bytes_at(win, k, size) : NULL;
+	if (p) {
+		*out = size == 8 ? elf_load_u64(p, ef->big_endian) : elf_load_u32(p, ef->big_endian);
+		return true;
+	}
+	if (size == 8)
+		return elf_image_u64(ef, vaddr, out);
+	uint32_t v;
+	if (!elf_image_u32(ef, vaddr, &v))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* do_lookup_x's GNU part: the bloom word, then the bucket.  Addresses are
+ * computed as glibc computes them (Elf32_Word index masks, wrapping
+ * pointer arithmetic), and read where they land. */
+static void gnu_iter_init(struct elf_hash_iter *it, const struct elf_file *ef, uint32_t gnu_hash)
+{
+	uint32_t bits = ef->is64 ? 64 : 32;
+	uint32_t widx = (gnu_hash / bits) & (ef->gnu_bloom_size - 1);
+	uint64_t wat = ef->gnu_bloom_vaddr + (uint64_t)widx * (bits / 8), word;
+	if (!gnu_word(ef, &ef->gnu_bloom, ef->gnu_bloom_vaddr, wat, bits / 8, &word)) {
+		iter_fault(it, 11, "DT_GNU_HASH's bloom filter", wat);
+		return;
+	}
+	uint32_t b1 = gnu_hash & (bits - 1);
+	/* new_hash is an unsigned int: a shift count of 32 or more is taken
+	 * modulo 32, as x86 does */
+	uint32_t b2 = (gnu_hash >> (ef->gnu_bloom_shift & 31)) & (bits - 1);
+	if (!((word >> b1) & (word >> b2) & 1))
+		return;
+	if (ef->gnu_nbuckets == 0) {
+		iter_fault(it, 8, "DT_GNU_HASH's bucket count (0: it divides by it)", ef->gnu_buckets_vaddr);
+		return;
+	}
+	uint64_t bat = ef->gnu_buckets_vaddr + (uint64_t)(gnu_hash % ef->gnu_nbuckets) * 4, bucket;
+	if (!gnu_word(ef, &ef->gnu_buckets, ef->gnu_buckets_vaddr, bat, 4, &bucket)) {
+		iter_fault(it, 11, "DT_GNU_HASH's buckets", bat);
+		return;
+	}
+	if (bucket == 0)
+		return;
+	it->pos = bucket;
+	it->done = false;
+}
+
 bool elf_hash_iter_init(struct elf_hash_iter *it, const struct elf_file *ef, const char *name,
 			uint32_t gnu_hash, uint32_t sysv_hash)
 {
@@ -17,28 +89,11 @@ bool elf_hash_iter_init(struct elf_hash_iter *it, const struct elf_file *ef, con
 	it->gnu_hash = gnu_hash;
 	it->steps = 0;
 	it->done = true;
+	it->fault = false;
 	it->pos = 0;
 	if (ef->has_gnu_hash) {
 		it->use_gnu = true;
-		uint32_t bits = ef->is64 ? 64 : 32;
-		uint64_t widx = (gnu_hash / bits) & (ef->gnu_bloom_size - 1);
-		const uint8_t *wp = bytes_at(&ef->gnu_bloom, widx * (bits / 8), bits / 8);
-		if (!wp)
-			return true;
-		uint64_t word = ef->is64 ? elf_load_u64(wp, ef->big_endian)
-					 : elf_load_u32(wp, ef->big_endian);
-		uint32_t b1 = gnu_hash & (bits - 1);
-		/* A hostile shift count must not be an undefined shift. */
-		uint32_t shifted = ef->gnu_bloom_shift < 32 ? gnu_hash >> ef->gnu_bloom_shift : 0;
-		uint32_t b2 = shifted & (bits - 1);
-		if (!((word >> b1) & (word >> b2) & 1))
-			return true;
-		const uint8_t *bp = bytes_at(&ef->gnu_buckets, (uint64_t)(gnu_hash % ef->gnu_nbuckets) * 4, 4);
-		uint32_t bucket = bp ? elf_load_u32(bp, ef->big_endian) : 0;
-		if (bucket == 0 || bucket < ef->gnu_symoffset)
-			return true;
-		it->pos = bucket;
-		it->done = false;
+		gnu_iter_init(it, ef, gnu_hash);
 		return true;
 	}
 	it->use_gnu = false;
@@ -54,24 +109,25 @@ bool elf_hash_iter_init(struct elf_hash_iter *it, const struct elf_file *ef, con
 	return false;
 }
 
+/* Chain words past the table's symbols that a walk reads before it gives
+ * up on finding an end bit (glibc reads on until one, or a fault). */
+#define GNU_CHAIN_OVERRUN 4096u
+
 bool elf_hash_iter_next(struct elf_hash_iter *it, uint32_t *symidx)
 {
 	const struct elf_file *ef = it->ef;
-	/* Every step visits a distinct chain slot; nsyms + 1 steps is the most
-	 * a well-formed table allows, so a cycle in a hostile table ends here. */
+	/* Every step visits a distinct chain slot; a well-formed table ends a
+	 * chain within nsyms + 1 steps, so a cycle in a hostile table ends here. */
 	while (!it->done) {
-		if (++it->steps > ef->nsyms + 1) {
-			it->done = true;
-			return false;
-		}
 		if (it->use_gnu) {
-			uint64_t k = it->pos - ef->gnu_symoffset;
-			const uint8_t *hp = bytes_at(&ef->gnu_chain, k * 4, 4);
-			if (!hp) {
+			if (++it->steps > ef->nsyms + 1 + GNU_CHAIN_OVERRUN) {
 				it->done = true;
 				return false;
 			}
-			uint32_t h = elf_load_u32(hp, ef->big_endian);
+			/* l_gnu_chain_zero[pos]: the chain less symoffset words */
+			uint64_t at = ef->gnu_chain_vaddr + (it->pos - ef->gnu_symoffset) * 4, h;
+			if (!gnu_word(ef, &ef->gnu_chain, ef->gnu_chain_vaddr, at, 4, &h))
+				return iter_fault(it, 11, "DT_GNU_HASH's chains", at);
 			uint32_t idx = (uint32_t)it->pos;
 			it->pos++;
 			if (h & 1)
@@ -81,6 +137,10 @@ bool elf_hash_iter_next(struct elf_hash_iter *it, uint32_t *symidx)
 				return true;
 			}
 		} else {
+			if (++it->steps > ef->nsyms + 1) {
+				it->done = true;
+				return false;
+			}
 			uint32_t idx = (uint32_t)it->pos, next;
 			if (idx == 0 || !bytes_u32(&ef->sysv_chain, (uint64_t)idx * 4, &next)) {
 				it->done = true;
@@ -189,8 +249,31 @@ struct ref_builder {
 
 enum { SYM_UNSEEN = 0, SYM_SKIP = 1, SYM_LOOKUP = 2 };
 
+/* Whether the object's own hash table leads a lookup of defined symbol
+ * idx to it (or to a symbol of its name): then its reference binds at
+ * worst to itself.  A corrupt table may not; then the reference is looked
+ * up like an undefined one, and may fail as it does for glibc. */
+static bool finds_itself(const struct elf_file *ef, uint32_t symidx)
+{
+	struct elf_sym self;
+	/* check_match: no value (but absolute or TLS), a type that defines nothing */
+	if (!elf_sym_head(ef, symidx, &self) || (self.value == 0 && self.shndx != SHN_ABS_ && self.type != STT_TLS_) ||
+	    !(self.type <= STT_TLS_ || self.type == STT_GNU_IFUNC_))
+		return false;
+	const char *name = elf_sym_name(ef, symidx);
+	struct elf_hash_iter it;
+	if (!elf_hash_iter_init(&it, ef, name, elf_gnu_hash(name), ef->has_gnu_hash ? 0 : elf_sysv_hash(name)))
+		return false;
+	uint32_t idx;
+	while (elf_hash_iter_next(&it, &idx))
+		if (idx == symidx || str_eq(elf_sym_name(ef, idx), name))
+			return true;
+	return false;
+}
+
 /* glibc's RESOLVE_MAP: local and hidden/internal symbols bind in place;
- * defined symbols always find at least their own definition. */
+ * defined symbols find at least their own definition, through the
+ * object's own hash table. */
 static uint8_t classify_sym(const struct elf_file *ef, uint32_t symidx)
 {
 	struct elf_sym s;
@@ -198,7 +281,7 @@ static uint8_t classify_sym(const struct elf_file *ef, uint32_t symidx)
 		return SYM_SKIP;
 	if (s.bind == STB_LOCAL_ || s.visibility == STV_HIDDEN_ || s.visibility == STV_INTERNAL_)
 		return SYM_SKIP;
-	if (s.shndx != SHN_UNDEF_)
+	if (s.shndx != SHN_UNDEF_ && finds_itself(ef, symidx))
 		return SYM_SKIP;
 	return SYM_LOOKUP;
 }
@@ -258,27 +341,231 @@ static void add_ref(struct ref_builder *rb, uint32_t type, uint32_t symidx, bool
 	slot[symidx] = (uint32_t)rb->out->n;
 }
 
+/* ---- where relocation stops (x86-64, glibc 2.36 dl-machine.h) ---- */
+
+/* The types elf_machine_rela handles; any other is _dl_reloc_bad_type. */
+static bool x86_64_known_type(uint32_t t)
+{
+	static const uint8_t known[] = { 0, 1, 2, 5, 6, 7, 8, 10, 16, 17, 18, 32, 33, 36, 37, 38 };
+	for (size_t i = 0; i < sizeof known; i++)
+		if (known[i] == t)
+			return true;
+	return false;
+}
+
+/* What a relocation entry of this type writes at r_offset. */
+static uint64_t x86_64_write_size(uint32_t t)
+{
+	return t == 2 || t == 10 || t == 32 ? 4 : t == 5 ? 1 : 8;
+}
+
+struct reloc_entry {
+	const struct elf_reltab *t;
+	uint64_t index, offset, addend;
+	uint32_t type, sym;
+	bool plt;		/* in the PLT range */
+};
+
+static void stop_set(struct ref_builder *rb, struct elf_reloc_stop *st, const struct reloc_entry *e, int sig,
+		     const char *what, uint64_t at, const char *dlerror)
+{
+	if (st->set)
+		return;
+	st->set = true;
+	st->order = rb->order;
+	struct elf_fault *f = &st->fault;
+	memset(f, 0, sizeof *f);
+	f->phase = FAULT_RELOC;
+	f->table = arena_printf(rb->a, "%s entry %llu", e->t->tag, (unsigned long long)e->index);
+	f->what = what;
+	f->at = at;
+	f->signal = sig;
+	f->dlerror = dlerror;
+	f->guess = sig != 0;
+}
+
+static void stop_both(struct ref_builder *rb, const struct reloc_entry *e, int sig, const char *what,
+		      uint64_t at, const char *dlerror)
+{
+	stop_set(rb, &rb->out->stop_now, e, sig, what, at, dlerror);
+	stop_set(rb, &rb->out->stop_lazy, e, sig, what, at, dlerror);
+}
+
+static const char *bad_type_text(struct arena *a, uint32_t type, bool plt)
+{
+	/* _dl_reloc_bad_type: two hex digits, eight above 0xff */
+	return arena_printf(a, type > 0xff ? "unexpected %sreloc type 0x%08x" : "unexpected %sreloc type 0x%02x",
+			    plt ? "PLT " : "", type);
+}
+
+/* The write at l_addr + r_offset. */
+static bool check_write(struct ref_builder *rb, struct elf_reloc_stop *st, const struct reloc_entry *e,
+			uint64_t size)
+{
+	if (elf_image_writable(rb->ef, e->offset, size))
+		return true;
+	stop_set(rb, st, e, 11, arena_printf(rb->a, "writes its relocation result at %#llx, outside its "
+						      "writable memory", (unsigned long long)e->offset),
+		 e->offset, NULL);
+	return false;
+}
+
+/* A version index whose slot lies this far past l_versions (512 KiB) is
+ * taken to be outside the loader's heap (a guess about the layout). */
+#define VERSION_SLOTS_FAR 16384u
+
+/* Before the lookup: elf_dynamic_do_Rela reads the DT_VERSYM entry, and
+ * RESOLVE_MAP the symbol, its name and its l_versions slot.  true when the
+ * entry gets that far. */
+static bool check_symbol_reads(struct ref_builder *rb, struct elf_reloc_stop *st, const struct reloc_entry *e)
+{
+	const struct elf_file *ef = rb->ef;
+	uint64_t gap;
+	if (ef->has_versym_tag && e->sym >= ef->nsyms &&
+	    !elf_image_covers(ef, ef->versym_vaddr + (uint64_t)e->sym * 2, 2, &gap)) {
+		stop_set(rb, st, e, 11, arena_printf(rb->a, "reads the DT_VERSYM entry of symbol %u, outside its memory",
+						     e->sym), ef->versym_vaddr + (uint64_t)e->sym * 2, NULL);
+		return false;
+	}
+	if (e->type == 0 || e->type == 8 || e->type == 38)
+		return true;	/* NONE, RELATIVE: no symbol */
+	if (ef->symtab_not_table) {
+		stop_set(rb, st, e, 11, "reads symbols from DT_SYMTAB, which does not point at a symbol table (its "
+					"entry 0 is not the null symbol): it binds garbage",
+			 ef->symtab_vaddr, NULL);
+		return false;
+	}
+	if (!elf_sym_in_image(ef, e->sym)) {
+		stop_set(rb, st, e, 11, arena_printf(rb->a, "reads symbol %u at %#llx, outside its memory", e->sym,
+						     (unsigned long long)(ef->symtab_vaddr + (uint64_t)e->sym * ef->syment)),
+			 ef->symtab_vaddr + (uint64_t)e->sym * ef->syment, NULL);
+		return false;
+	}
+	struct elf_sym s;
+	if (!elf_sym(ef, e->sym, &s) || s.bind == STB_LOCAL_ || s.visibility == STV_HIDDEN_ ||
+	    s.visibility == STV_INTERNAL_)
+		return true;	/* binds in place: nothing more is read */
+	if (s.name_fault) {
+		stop_set(rb, st, e, 11, arena_printf(rb->a, "reads the name of symbol %u outside its memory", e->sym),
+			 ef->strtab_vaddr, NULL);
+		return false;
+	}
+	uint16_t ndx = s.versym & VERSYM_INDEX_;
+	/* l_versions has version_index_max + 1 slots of 32 bytes, in the heap;
+	 * none (NULL) without version records.  A slot past them is read from
+	 * whatever follows: near, the heap (zeros, seen to load); far, or from
+	 * NULL, unmapped memory. */
+	bool none = !ef->version_index_max && ndx != 0;
+	if (ef->versym.len && (none || (ndx > ef->version_index_max && ndx >= VERSION_SLOTS_FAR))) {
+		stop_set(rb, st, e, 11, arena_printf(rb->a, "takes version index %u of symbol %u, past its %u "
+							     "version slots: it reads %s",
+						     ndx, e->sym, ef->version_index_max ? ef->version_index_max + 1 : 0,
+						     none ? "near address 0" : "far past them, outside the heap"),
+			 0, NULL);
+		return false;
+	}
+	return true;
+}
+
+/* After the lookup: the type switch, the IRELATIVE call, the write. */
+static void check_apply(struct ref_builder *rb, struct elf_reloc_stop *st, const struct reloc_entry *e)
+{
+	if (e->type == 0)
+		return;
+	if (!x86_64_known_type(e->type)) {
+		stop_set(rb, st, e, 0, NULL, 0, bad_type_text(rb->a, e->type, false));
+		return;
+	}
+	if (e->type == 37 && !elf_image_executable(rb->ef, e->addend)) {
+		stop_set(rb, st, e, 11, arena_printf(rb->a, "calls its IRELATIVE resolver at %#llx, outside its "
+							     "code", (unsigned long long)e->addend), e->addend, NULL);
+		return;
+	}
+	check_write(rb, st, e, x86_64_write_size(e->type));
+}
+
+/* elf_machine_lazy_rel: the PLT range when binding is lazy. */
+static void check_lazy(struct ref_builder *rb, const struct reloc_entry *e)
+{
+	struct elf_reloc_stop *st = &rb->out->stop_lazy;
+	if (e->type == 7)
+		check_write(rb, st, e, 8);
+	else if (e->type == 37)
+		check_apply(rb, st, e);
+	else if (e->type != 36)
+		stop_set(rb, st, e, 0, NULL, 0, bad_type_text(rb->a, e->type, true));
+}
+
+static bool decode_entry(const struct ref_builder *rb, const struct elf_reltab *t, uint64_t i,
+			 struct reloc_entry *e)
+{
+	const struct elf_file *ef = rb->ef;
+	uint64_t ent = t->rela ? (ef->is64 ? 24 : 12) : (ef->is64 ? 16 : 8);
+	const uint8_t *p = bytes_at(&t->data, i * ent, ent);
+	if (!p)
+		return false;
+	e->t = t;
+	e->index = i;
+	if (ef->is64) {
+		uint64_t info = elf_load_u64(p + 8, ef->big_endian);
+		e->offset = elf_load_u64(p, ef->big_endian);
+		e->type = (uint32_t)(info & 0xffffffffu);
+		e->sym = (uint32_t)(info >> 32);
+		e->addend = t->rela ? elf_load_u64(p + 16, ef->big_endian) : 0;
+	} else {
+		uint32_t info = elf_load_u32(p + 4, ef->big_endian);
+		e->offset = elf_load_u32(p, ef->big_endian);
+		e->type = info & 0xff;
+		e->sym = info >> 8;
+		e->addend = t->rela ? elf_load_u32(p + 8, ef->big_endian) : 0;
+	}
+	return true;
+}
+
 static void walk_table(struct ref_builder *rb, const struct elf_reltab *t, uint64_t first,
 		       uint64_t count, bool plt_range)
 {
 	const struct elf_file *ef = rb->ef;
-	uint64_t ent = t->rela ? (ef->is64 ? 24 : 12) : (ef->is64 ? 16 : 8);
-	uint64_t info_off = ef->is64 ? 8 : 4, info_size = ef->is64 ? 8 : 4;
+	/* what elf_machine_rela does is modelled for x86-64's RELA */
+	bool model = ef->machine == EM_X86_64_ && ef->is64 && t->rela;
+	struct elf_refs *out = rb->out;
 	for (uint64_t i = first; i < count && i < t->count; i++) {
-		const uint8_t *ip = bytes_at(&t->data, i * ent + info_off, info_size);
-		if (!ip)
+		struct reloc_entry e;
+		if (!decode_entry(rb, t, i, &e))
 			break;
-		uint32_t type, sym;
-		if (ef->is64) {
-			uint64_t info = elf_load_u64(ip, ef->big_endian);
-			type = (uint32_t)(info & 0xffffffffu);
-			sym = (uint32_t)(info >> 32);
-		} else {
-			uint32_t info = elf_load_u32(ip, ef->big_endian);
-			type = info & 0xff;
-			sym = info >> 8;
+		e.plt = plt_range;
+		bool now_open = model && !out->stop_now.set;
+		bool lazy_open = model && !out->stop_lazy.set;
+		bool now_reads = !now_open || check_symbol_reads(rb, &out->stop_now, &e);
+		bool lazy_reads = !lazy_open || plt_range || check_symbol_reads(rb, &out->stop_lazy, &e);
+		if (now_reads && lazy_reads)
+			add_ref(rb, e.type, e.sym, plt_range);
+		if (now_open && now_reads)
+			check_apply(rb, &out->stop_now, &e);
+		if (lazy_open && lazy_reads) {
+			if (plt_range)
+				check_lazy(rb, &e);
+			else
+				check_apply(rb, &out->stop_lazy, &e);
 		}
-		add_ref(rb, type, sym, plt_range);
+	}
+}
+
+/* The leading DT_RELACOUNT entries: elf_machine_rela_relative writes each. */
+static void walk_relative(struct ref_builder *rb, const struct elf_reltab *t, uint64_t n)
+{
+	const struct elf_file *ef = rb->ef;
+	if (!(ef->machine == EM_X86_64_ && ef->is64 && t->rela))
+		return;
+	for (uint64_t i = 0; i < n && !rb->out->stop_now.set; i++) {
+		struct reloc_entry e;
+		if (!decode_entry(rb, t, i, &e))
+			break;
+		e.plt = false;
+		if (!elf_image_writable(ef, e.offset, 8))
+			stop_both(rb, &e, 11, arena_printf(rb->a, "writes its relocation result at %#llx, outside its "
+								  "writable memory", (unsigned long long)e.offset),
+				  e.offset, NULL);
 	}
 }
 
@@ -295,15 +582,14 @@ static void walk_kind(struct ref_builder *rb, const struct elf_reltab *main, uin
 	uint64_t start = main->vaddr, size = main->count * ent;
 	if (plt_matches && ef->jmprel.count) {
 		uint64_t pstart = ef->jmprel.vaddr, psize = ef->jmprel.count * ent;
-		if (start == 0)
+		if (!main->present)
 			start = pstart;
 		if (start + size == pstart + psize && size >= psize)
 			size -= psize;
 	}
-	if (main->count) {
-		uint64_t n = size / ent;
-		walk_table(rb, main, nrelative, n, false);
-	}
+	walk_relative(rb, main, nrelative);
+	if (main->count)
+		walk_table(rb, main, nrelative, size / ent, false);
 	if (plt_matches && ef->jmprel.count)
 		walk_table(rb, &ef->jmprel, 0, ef->jmprel.count, true);
 }
@@ -324,9 +610,11 @@ void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_ref
 	rb.rm = machine_of(ef->machine);
 	rb.out = out;
 	out->unknown_machine = rb.rm == NULL;
-	if (!ef->nsyms)
+	/* without symbols there is nothing to look up, but a relocation
+	 * still reads DT_SYMTAB where it points */
+	if (!ef->nsyms && !(ef->has_symtab_tag && ef->machine == EM_X86_64_))
 		return;
-	rb.symkind = arena_calloc(a, ef->nsyms, sizeof *rb.symkind);
+	rb.symkind = arena_calloc(a, ef->nsyms ? ef->nsyms : 1, sizeof *rb.symkind);
 	walk_kind(&rb, &ef->rel, ef->relcount, !ef->jmprel_is_rela);
 	walk_kind(&rb, &ef->rela, ef->relacount, ef->jmprel_is_rela);
 	/* Processing order, once: a reference first deferred and later needed

@@ -26,6 +26,12 @@ struct elf_hash_iter {
 	bool use_gnu, done;
 	uint64_t pos;		/* chain position (GNU) or symbol index (SysV) */
 	uint32_t steps;
+	/* the walk would read outside the object's memory, or divide by a
+	 * zero bucket count: the loader's process dies there (done is set) */
+	bool fault;
+	int fault_signal;	/* 11 SIGSEGV, 8 SIGFPE */
+	const char *fault_what;	/* "bloom filter", "buckets", "chains" */
+	uint64_t fault_at;
 };
 
 /* False when the object has no usable hash table (glibc skips it). */
@@ -33,6 +39,9 @@ bool elf_hash_iter_init(struct elf_hash_iter *it, const struct elf_file *ef, con
 			uint32_t gnu_hash, uint32_t sysv_hash);
 bool elf_hash_iter_next(struct elf_hash_iter *it, uint32_t *symidx);
 bool elf_has_hash_table(const struct elf_file *ef);
+/* Whether dynamic symbol idx's entry lies in the object's memory (what
+ * the loader reads at DT_SYMTAB + idx * DT_SYMENT, in range or not). */
+bool elf_sym_in_image(const struct elf_file *ef, uint32_t idx);
 
 enum reloc_class {
 	RELOC_CLASS_NORMAL = 0,
@@ -50,10 +59,25 @@ struct elf_symref {
 	const char *name;	/* the symbol's name ("" when unreadable) */
 };
 
+/*
+ * Where relocating the object ends (x86-64): glibc processes the entries
+ * in order, and the first that reads or writes outside the object's
+ * memory, calls outside its code, or has a type it refuses ends the load
+ * there.  References of order >= order are never looked up.
+ */
+struct elf_reloc_stop {
+	bool set;
+	uint32_t order;
+	struct elf_fault fault;
+};
+
 struct elf_refs {
 	struct elf_symref *ref;	/* sorted by order */
 	size_t n;
 	bool unknown_machine;	/* relocation types not modelled: every ref taken as eager */
+	/* with RTLD_NOW, and with lazy binding (the PLT range's JUMP_SLOTs
+	 * only written, other types there refused as PLT types) */
+	struct elf_reloc_stop stop_now, stop_lazy;
 };
 
 /*

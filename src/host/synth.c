@@ -12,8 +12,8 @@
  * original version index, binding, type and visibility.  A SysV hash table
  * over those names lets lookups walk it the ordinary way.
  *
- * Layout: one PT_LOAD maps the whole file at address 0, so every address
- * is its file offset.
+ * Layout: one PT_LOAD (read, write, execute) maps the whole file at
+ * address 0, so every address is its file offset.
  */
 #include "host/snapshot.h"
 #include "elf/symtab.h"
@@ -396,7 +396,8 @@ enum status snapshot_synth_elf(struct arena *a, const struct snap_elf *e, const 
 		put(&o, off, 8); put(&o, sz, 8); put(&o, memsz, 8); put(&o, al, 8); } while (0)
 	if (e->interp)
 		PHDR(PT_INTERP_V, 4, interp_at, strlen(e->interp) + 1, strlen(e->interp) + 1, 1);
-	PHDR(PT_LOAD_V, 5, 0, end, end, 0x1000);
+	/* RWX: the relocations (all at address 0) write where the model checks */
+	PHDR(PT_LOAD_V, 7, 0, end, end, 0x1000);
 	PHDR(PT_DYNAMIC_V, 6, dyn_at, dyn_len, dyn_len, 8);
 	if (e->tls_memsz)
 		PHDR(PT_TLS_V, 4, 0, 0, e->tls_memsz, e->tls_align ? e->tls_align : 1);

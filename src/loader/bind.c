@@ -26,10 +26,11 @@ bool name_matches_map(const struct lmap *m, const char *name)
 	return o->kind == OBJ_ELF && o->elf_ok && o->elf.soname && str_eq(o->elf.soname, name);
 }
 
-enum match { NO_MATCH, MATCH, MATCH_FALLBACK };
+enum match { NO_MATCH, MATCH, MATCH_FALLBACK, MATCH_FAULT };
 
 /* glibc check_match; returns MATCH, or NO_MATCH possibly recording a
- * fallback candidate through num_versions/versioned. */
+ * fallback candidate through num_versions/versioned; MATCH_FAULT when
+ * the name it compares lies outside the object's memory. */
 static enum match check_match(const struct process *p, const struct lmap *m,
 			      const struct elf_sym *sym, uint32_t idx, const char *name,
 			      const struct lookup_version *ver, uint8_t lclass,
@@ -41,6 +42,8 @@ static enum match check_match(const struct process *p, const struct lmap *m,
 		return NO_MATCH;
 	if (sym->type >= 16 || !((1u << sym->type) & ALLOWED_STT))
 		return NO_MATCH;
+	if (sym->name_fault)
+		return MATCH_FAULT;
 	if (!str_eq(sym->name, name))
 		return NO_MATCH;
 	bool verstab = nvs > 0;
@@ -76,6 +79,16 @@ static enum match check_match(const struct process *p, const struct lmap *m,
 		return NO_MATCH;
 	}
 	return MATCH;
+}
+
+static bool lookup_fault(struct lookup_result *res, struct lmap *m, int sig, const char *what, uint64_t at)
+{
+	res->fault = true;
+	res->map = m;
+	res->fault_signal = sig;
+	res->fault_what = what;
+	res->fault_at = at;
+	return false;
 }
 
 bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, uint32_t gnu_hash,
@@ -117,6 +130,8 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 			}
 			struct elf_hash_iter it;
 			elf_hash_iter_init(&it, ef, lname, lgnu, lsysv);
+			if (it.fault)
+				return lookup_fault(res, m, it.fault_signal, it.fault_what, it.fault_at);
 			if (it.done)
 				continue;	/* the bloom filter or an empty bucket said no */
 			const struct elf_vslot *vs;
@@ -126,15 +141,25 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 			bool have = false, assert_crash = false;
 			struct elf_sym sym;
 			while (elf_hash_iter_next(&it, &idx)) {
-				if (!elf_sym(ef, idx, &sym))
+				if (!elf_sym(ef, idx, &sym)) {
+					if (!elf_sym_in_image(ef, idx))
+						return lookup_fault(res, m, 11, "symbol table",
+								    ef->symtab_vaddr + (uint64_t)idx * ef->syment);
 					continue;
-				if (check_match(p, m, &sym, idx, lname, ver, lclass, vs, nvs, &num_versions,
-						&versioned, &assert_crash) == MATCH) {
+				}
+				enum match mt = check_match(p, m, &sym, idx, lname, ver, lclass, vs, nvs,
+							    &num_versions, &versioned, &assert_crash);
+				if (mt == MATCH_FAULT)
+					return lookup_fault(res, m, 11, "string table (a symbol's name)",
+							    ef->strtab_vaddr);
+				if (mt == MATCH) {
 					found = idx;
 					have = true;
 					break;
 				}
 			}
+			if (it.fault)
+				return lookup_fault(res, m, it.fault_signal, it.fault_what, it.fault_at);
 			if (!have && num_versions == 1) {
 				found = versioned;
 				have = elf_sym(ef, found, &sym);

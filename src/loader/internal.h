@@ -58,6 +58,12 @@ struct lookup_result {
 	bool assert_crash;	/* glibc <= 2.40 would abort in check_match */
 	bool assumed;		/* not found, but map's exports are unknown (a partial
 				 * snapshot object): taken as defined there, a guess */
+	/* the lookup's walk of map's tables reads outside its memory (or
+	 * divides by a zero bucket count): the process dies there */
+	bool fault;
+	int fault_signal;
+	const char *fault_what;		/* "DT_GNU_HASH's bloom filter", ... */
+	uint64_t fault_at;
 };
 
 bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, uint32_t gnu_hash,
@@ -65,5 +71,9 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 		   const size_t *scope_n, size_t nscopes, struct lookup_result *res);
 
 bool name_matches_map(const struct lmap *m, const char *name);
+
+/* Links each undefined-symbol failure of item[0..n) to the failure that
+ * explains it (causes.c). */
+void link_causes(struct process *p, struct failure *item, size_t n);
 
 #endif

@@ -241,6 +241,29 @@ static struct failure *bad_read(struct process *p, struct fail_list *fails, stru
 				    "loader's read faults (SIGSEGV)", table, (unsigned long long)vaddr));
 }
 
+static const char *signal_name(int sig)
+{
+	return sig == 8 ? "SIGFPE" : sig == 7 ? "SIGBUS" : "SIGSEGV";
+}
+
+/* What the loader does with a corrupt table of at_fault (struct elf_fault):
+ * dies of a signal, of an assertion, or fails with a fixed text. */
+static struct failure *table_fault(struct process *p, struct fail_list *fails, struct lmap *req,
+				   struct lmap *at_fault, const struct elf_fault *ft)
+{
+	const char *where = arena_printf(p->arena, "its %s: the loader %s", ft->table,
+					 ft->what ? ft->what : "fails");
+	if (ft->assert_expr)
+		return corrupt(fails, req, at_fault,
+			       ldso_assert(p, ft->assert_file, ft->assert_line, ft->assert_fn, ft->assert_expr),
+			       true, where);
+	if (ft->signal)
+		return corrupt(fails, req, at_fault, NULL, true,
+			       arena_printf(p->arena, "%s: the process dies (%s)", where, signal_name(ft->signal)));
+	return corrupt(fails, req, at_fault, arena_printf(p->arena, "%s: %s", dso_filename(p, at_fault), ft->dlerror),
+		       false, arena_printf(p->arena, "its %s: %s", ft->table, ft->dlerror));
+}
+
 /* _dl_map_object_from_fd's refusals, in its order.  NULL when loadable. */
 static const char *load_refusal(const struct process *p, const struct object *o, bool dlopen_mode,
 				bool *is_execstack)
@@ -421,6 +444,11 @@ static struct lmap *map_object(struct process *p, struct map_ctx *ctx, struct lm
 				    o->elf.dyn_assert),
 			true, arena_printf(p->arena, "its dynamic section fails the loader's check %s",
 					   o->elf.dyn_assert));
+		return NULL;
+	}
+	if (o->elf.map_fault.phase == FAULT_MAP) {
+		/* _dl_setup_hash, then the names _dl_map_object_deps reads */
+		table_fault(p, ctx->fails, requester, m, &o->elf.map_fault);
 		return NULL;
 	}
 	if (execstack) {
@@ -866,6 +894,11 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 			true, "one of its first DT_RELACOUNT relocations is not R_X86_64_RELATIVE");
 		return;
 	}
+	if (ef->carried_fault.phase == FAULT_RELOC || ef->carried_fault.phase == FAULT_LOOKUP) {
+		/* a snapshot's object: the original's corrupt table, as recorded */
+		table_fault(p, fails, l, l, &ef->carried_fault);
+		return;
+	}
 	bool needs_static_tls = !startup && ef->has_tls && (ef->dt_flags & DF_STATIC_TLS_) && ef->tls_memsz;
 	if (needs_static_tls) {
 		if (!static_tls_take(p, ef)) {
@@ -882,6 +915,8 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 	const struct elf_vslot *vs;
 	size_t nvs = object_vslots(p->oc, o, &vs);
 	bool lazy = p->opt.lazy && !object_bind_now(p, ef);
+	/* the entry where relocating stops: references after it are never made */
+	const struct elf_reloc_stop *stop = lazy ? &refs->stop_lazy : &refs->stop_now;
 	/* l_scope: the global scope, then the local one; RTLD_DEEPBIND swaps them. */
 	struct lmap **const scopes[2] = { l->deepbind ? sl : (struct lmap **)p->global.item,
 					  l->deepbind ? (struct lmap **)p->global.item : sl };
@@ -890,11 +925,25 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 	 * per object (symtab.h), so a rebind in another process is lookups only. */
 	for (size_t i = 0; i < refs->n; i++) {
 		const struct elf_symref *r = &refs->ref[i];
+		if (stop->set && r->order >= stop->order)
+			break;
 		struct lookup_version ver;
 		bool hasver;
 		ref_version(ef, vs, nvs, r->symidx, &ver, &hasver);
 		struct lookup_result res;
 		bool found = lookup_reloc(p, l, r, hasver ? &ver : NULL, scopes, scope_n, &res);
+		if (res.fault) {
+			struct elf_fault ft;
+			memset(&ft, 0, sizeof ft);
+			ft.phase = FAULT_LOOKUP;
+			ft.table = res.fault_what;
+			ft.what = arena_printf(p->arena, "reads it at %#llx, outside its memory, looking up %s",
+					       (unsigned long long)res.fault_at, r->name);
+			ft.signal = res.fault_signal;
+			ft.guess = true;
+			table_fault(p, fails, l, res.map, &ft);
+			return;
+		}
 		if (found && res.assumed) {
 			ptrvec_push(p->arena, &p->assumed,
 				    arena_printf(p->arena, "%s (%s)", r->name, res.map->path));
@@ -936,154 +985,8 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 		f->dlerror = arena_printf(p->arena, "%s: undefined symbol: %s%s%s", dso_filename(p, l), sym.name,
 					  hasver ? ", version " : "", hasver ? ver.name : "");
 	}
-}
-
-/* ---- causes ---- */
-
-/* C API families of the NVIDIA libraries: a prefix, what follows it (an
- * upper-case letter, or anything), the SONAME stem and how to say it. */
-static const struct api_family {
-	const char *prefix;
-	bool upper_next;
-	const char *stem;
-	const char *api;
-} api_families[] = {
-	{ "cuFile", false, "libcufile.so", "cuFile*" },
-	{ "cu", true, "libcuda.so", "cu* (the driver API)" },
-	{ "__cuda", false, "libcudart.so", "cuda* (the runtime API)" },
-	{ "cuda", true, "libcudart.so", "cuda* (the runtime API)" },
-	{ "nvrtc", false, "libnvrtc.so", "nvrtc*" },
-	{ "nvJitLink", false, "libnvJitLink.so", "nvJitLink*" },
-	{ "cublasLt", false, "libcublasLt.so", "cublasLt*" },
-	{ "cublas", false, "libcublas.so", "cublas*" },
-	{ "cufft", false, "libcufft.so", "cufft*" },
-	{ "curand", false, "libcurand.so", "curand*" },
-	{ "cusparseLt", false, "libcusparseLt.so", "cusparseLt*" },
-	{ "cusparse", false, "libcusparse.so", "cusparse*" },
-	{ "cusolver", false, "libcusolver.so", "cusolver*" },
-	{ "cudnn", false, "libcudnn.so", "cudnn*" },
-	{ "cupti", false, "libcupti.so", "cupti*" },
-	{ "nccl", false, "libnccl.so", "nccl*" },
-	{ "nvml", false, "libnvidia-ml.so", "nvml*" },
-};
-
-static const struct api_family *api_of_symbol(const char *sym)
-{
-	const struct api_family *best = NULL;
-	size_t best_len = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(api_families); i++) {
-		const struct api_family *f = &api_families[i];
-		size_t n = strlen(f->prefix);
-		if (strncmp(sym, f->prefix, n) != 0 || n <= best_len)
-			continue;
-		if (f->upper_next && !(sym[n] >= 'A' && sym[n] <= 'Z'))
-			continue;
-		best = f;
-		best_len = n;
-	}
-	return best;
-}
-
-static const struct api_family *api_of_library(const char *lib)
-{
-	const char *base = path_basename(lib);
-	for (size_t i = 0; i < ARRAY_SIZE(api_families); i++) {
-		size_t n = strlen(api_families[i].stem);
-		/* "libcuda.so" matches libcuda.so and libcuda.so.1, not libcudart.so */
-		if (strncmp(base, api_families[i].stem, n) == 0 && (base[n] == 0 || base[n] == '.'))
-			return &api_families[i];
-	}
-	return NULL;
-}
-
-const char *failure_api_owner(const char *symbol)
-{
-	const struct api_family *f = api_of_symbol(symbol);
-	return f ? f->stem : NULL;
-}
-
-const char *failure_api_of_library(const char *library)
-{
-	const struct api_family *f = api_of_library(library);
-	return f ? f->api : NULL;
-}
-
-static bool missing_kind(enum failure_kind k)
-{
-	return k == FAIL_NOT_FOUND || k == FAIL_WRONG_CLASS || k == FAIL_INVALID || k == FAIL_CANNOT_LOAD;
-}
-
-/*
- * A library that could not be loaded explains an undefined symbol only
- * when it could have defined it: the symbol's version names the file
- * (certain), the symbol is of the library's known API (cu* for
- * libcuda.so.1), or, for a library of no known API and a symbol of no
- * known family, the requester needed it directly or it is the only one
- * missing (guesses; the finding layer drops these when a loaded library
- * has a near miss, which is then the symbol's own root cause).
- */
-static void link_causes(struct process *p, struct fail_list *fl)
-{
-	for (size_t i = 0; i < fl->n; i++) {
-		struct failure *f = &fl->item[i];
-		if (f->kind != FAIL_UNDEFINED && f->kind != FAIL_LAZY_UNDEFINED)
-			continue;
-		f->cause = -1;
-		f->cause_guess = false;
-		f->cause_basis = NULL;
-		for (size_t k = 0; k < fl->n && f->version; k++) {
-			/* the version node itself is missing: certain */
-			const struct failure *c = &fl->item[k];
-			if (c->kind == FAIL_VERSION && c->version && str_eq(c->version, f->version) &&
-			    c->requester == f->requester) {
-				f->cause = (int)k;
-				f->cause_basis = "the symbol's version is one the library lacks";
-				break;
-			}
-		}
-		if (f->cause >= 0)
-			continue;
-		const struct api_family *sym_api = api_of_symbol(f->name);
-		int byfile = -1, byapi = -1, direct = -1, any = -1, nunknown = 0;
-		for (size_t k = 0; k < fl->n; k++) {
-			const struct failure *c = &fl->item[k];
-			if (!missing_kind(c->kind) || !c->name)
-				continue;
-			if (f->version_file && str_eq(c->name, f->version_file) && byfile < 0)
-				byfile = (int)k;
-			const struct api_family *lib_api = api_of_library(c->name);
-			if (sym_api && lib_api) {
-				if (str_eq(sym_api->stem, lib_api->stem) && byapi < 0)
-					byapi = (int)k;
-				continue;
-			}
-			if (sym_api || lib_api)
-				continue;	/* one side has a known API the other is not of */
-			nunknown++;
-			if (any < 0)
-				any = (int)k;
-			if (c->requester == f->requester && direct < 0)
-				direct = (int)k;
-		}
-		if (byfile >= 0) {
-			f->cause = byfile;
-			f->cause_basis = "the symbol's version names this library";
-		} else if (byapi >= 0) {
-			f->cause = byapi;
-			f->cause_guess = true;
-			f->cause_basis = arena_printf(p->arena, "%s is the API of %s", sym_api->api,
-						      fl->item[byapi].name);
-		} else if (direct >= 0) {
-			f->cause = direct;
-			f->cause_guess = true;
-			f->cause_basis = arena_printf(p->arena, "%s needs %s directly and it is missing",
-						      path_basename(f->requester_path), fl->item[direct].name);
-		} else if (nunknown == 1) {
-			f->cause = any;
-			f->cause_guess = true;
-			f->cause_basis = "the only library of the load that is missing";
-		}
-	}
+	if (stop->set)
+		table_fault(p, fails, l, l, &stop->fault);
 }
 
 /* ---- the executable's own start (rtld.c dl_main) ---- */
@@ -1395,10 +1298,17 @@ void proc_dlopen_mode(struct process *p, const char *path, const struct dlopen_m
 			corrupt(&fl, m, m, NULL, true,
 				arena_printf(p->arena, "its DT_INIT, %#llx, is not in an executable segment: calling "
 						       "it faults (SIGSEGV)", (unsigned long long)o->elf.init_fault_at));
+		else if (str_eq(o->elf.init_fault, "DT_INIT_ARRAY entry"))
+			corrupt(&fl, m, m, NULL, true,
+				arena_printf(p->arena, "its constructor %llu (DT_INIT_ARRAY) is %s%#llx, not in an executable "
+						       "segment: calling it faults (SIGSEGV)",
+					     (unsigned long long)o->elf.init_fault_index,
+					     o->elf.init_fault_unrelocated ? "left unrelocated, the raw address " : "",
+					     (unsigned long long)o->elf.init_fault_at));
 		else
 			bad_read(p, &fl, m, m, "constructors (DT_INIT_ARRAY)", o->elf.init_fault_at);
 	}
-	link_causes(p, &fl);
+	link_causes(p, fl.item, fl.n);
 	r->fail = fl.item;
 	r->nfail = fl.n;
 	r->ok = !fl.have_first;

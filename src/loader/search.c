@@ -412,6 +412,15 @@ static bool try_list(struct search_state *s, struct search_step *st, char **dirs
 	return false;
 }
 
+/* decompose_rpath: an empty RPATH or RUNPATH is ignored, not the current
+ * directory (as an empty element within one is). */
+static char **rpath_dirs(struct process *p, const struct lmap *l, const char *list)
+{
+	if (!list[0])
+		return arena_calloc(p->arena, 1, sizeof(char *));
+	return split_path_list(p, l, list, ":");
+}
+
 static bool obj_has(const struct lmap *l, bool runpath)
 {
 	if (!l || l->obj->kind != OBJ_ELF || !l->obj->elf_ok)
@@ -447,7 +456,7 @@ void search_library(struct process *p, struct lmap *loader, const char *name,
 			if (!obj_has(l, false))
 				continue;
 			struct search_step *st = new_step(&s, FOUND_RPATH, l->path, l->obj->elf.rpath, NULL);
-			char **dirs = split_path_list(p, l, l->obj->elf.rpath, ":");
+			char **dirs = rpath_dirs(p, l, l->obj->elf.rpath);
 			if (try_list(&s, st, dirs, FOUND_RPATH, l))
 				goto done;
 			did_main |= l == main;
@@ -455,7 +464,7 @@ void search_library(struct process *p, struct lmap *loader, const char *name,
 		if (!did_main && main && obj_has(main, false)) {
 			struct search_step *st = new_step(&s, FOUND_RPATH, main->path,
 							  main->obj->elf.rpath, NULL);
-			char **dirs = split_path_list(p, main, main->obj->elf.rpath, ":");
+			char **dirs = rpath_dirs(p, main, main->obj->elf.rpath);
 			if (try_list(&s, st, dirs, FOUND_RPATH, main))
 				goto done;
 		}
@@ -474,7 +483,7 @@ void search_library(struct process *p, struct lmap *loader, const char *name,
 	/* 3. DT_RUNPATH of the requester only */
 	if (loader && obj_has(loader, true)) {
 		struct search_step *st = new_step(&s, FOUND_RUNPATH, loader->path, loader->obj->elf.runpath, NULL);
-		char **dirs = split_path_list(p, loader, loader->obj->elf.runpath, ":");
+		char **dirs = rpath_dirs(p, loader, loader->obj->elf.runpath);
 		if (try_list(&s, st, dirs, FOUND_RUNPATH, loader))
 			goto done;
 	}
