@@ -66,9 +66,9 @@ done
 run_suite "device/dry-run" sh "$here/device/run.sh" --dry-run "$BUILD/device"
 run_suite "diff/fixtures" python3 "$here/diff/differential.py" fixtures
 run_suite "diff/host-oracle" python3 "$here/diff/host_oracle.py"
-# (not diff/corrupt/ nor diff/verrec/: a snapshot describes an object by its
-# loader facts and carries neither a damaged program header nor a damaged
-# version table; a known limit, issue 13 item 15)
+# (diff/tables/ is in: a snapshot carries a corrupt table's fault; not
+# diff/corrupt/ nor diff/verrec/: it carries neither a damaged program
+# header nor a damaged version table, a known limit, issue 13 item 15)
 run_suite "diff/snapshot-agreement" python3 "$here/diff/snapshot_agreement.py" \
 	$(ls -d "$BUILD"/diff/*/ 2>/dev/null | grep -v -e '/corrupt/$' -e '/verrec/$') /usr/local/cuda/lib64
 if [ "$SLOW" != 0 ]; then

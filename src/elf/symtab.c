@@ -253,13 +253,9 @@ enum { SYM_UNSEEN = 0, SYM_SKIP = 1, SYM_LOOKUP = 2 };
  * idx to it (or to a symbol of its name): then its reference binds at
  * worst to itself.  A corrupt table may not; then the reference is looked
  * up like an undefined one, and may fail as it does for glibc. */
-static bool finds_itself(const struct elf_file *ef, uint32_t symidx)
+/* fault (optional): where the walk faults, when it does */
+static bool hash_finds(const struct elf_file *ef, uint32_t symidx, struct elf_fault *fault)
 {
-	struct elf_sym self;
-	/* check_match: no value (but absolute or TLS), a type that defines nothing */
-	if (!elf_sym_head(ef, symidx, &self) || (self.value == 0 && self.shndx != SHN_ABS_ && self.type != STT_TLS_) ||
-	    !(self.type <= STT_TLS_ || self.type == STT_GNU_IFUNC_))
-		return false;
 	const char *name = elf_sym_name(ef, symidx);
 	struct elf_hash_iter it;
 	if (!elf_hash_iter_init(&it, ef, name, elf_gnu_hash(name), ef->has_gnu_hash ? 0 : elf_sysv_hash(name)))
@@ -268,20 +264,44 @@ static bool finds_itself(const struct elf_file *ef, uint32_t symidx)
 	while (elf_hash_iter_next(&it, &idx))
 		if (idx == symidx || str_eq(elf_sym_name(ef, idx), name))
 			return true;
+	if (it.fault && fault && !fault->phase) {
+		memset(fault, 0, sizeof *fault);
+		fault->phase = FAULT_LOOKUP;
+		fault->table = it.fault_what;
+		fault->what = "reads it outside its memory, looking up one of its own symbols";
+		fault->at = it.fault_at;
+		fault->signal = it.fault_signal;
+		fault->guess = true;
+	}
 	return false;
+}
+
+bool elf_hash_finds(const struct elf_file *ef, uint32_t symidx)
+{
+	return hash_finds(ef, symidx, NULL);
+}
+
+static bool finds_itself(const struct elf_file *ef, uint32_t symidx, struct elf_fault *fault)
+{
+	struct elf_sym self;
+	/* check_match: no value (but absolute or TLS), a type that defines nothing */
+	if (!elf_sym_head(ef, symidx, &self) || (self.value == 0 && self.shndx != SHN_ABS_ && self.type != STT_TLS_) ||
+	    !(self.type <= STT_TLS_ || self.type == STT_GNU_IFUNC_))
+		return false;
+	return hash_finds(ef, symidx, fault);
 }
 
 /* glibc's RESOLVE_MAP: local and hidden/internal symbols bind in place;
  * defined symbols find at least their own definition, through the
  * object's own hash table. */
-static uint8_t classify_sym(const struct elf_file *ef, uint32_t symidx)
+static uint8_t classify_sym(const struct elf_file *ef, uint32_t symidx, struct elf_fault *fault)
 {
 	struct elf_sym s;
 	if (!elf_sym_head(ef, symidx, &s))
 		return SYM_SKIP;
 	if (s.bind == STB_LOCAL_ || s.visibility == STV_HIDDEN_ || s.visibility == STV_INTERNAL_)
 		return SYM_SKIP;
-	if (s.shndx != SHN_UNDEF_ && finds_itself(ef, symidx))
+	if (s.shndx != SHN_UNDEF_ && finds_itself(ef, symidx, fault))
 		return SYM_SKIP;
 	return SYM_LOOKUP;
 }
@@ -296,7 +316,7 @@ static void add_ref(struct ref_builder *rb, uint32_t type, uint32_t symidx, bool
 	/* Large objects carry many relocations per symbol: decode each once. */
 	uint8_t kind = rb->symkind[symidx];
 	if (kind == SYM_UNSEEN)
-		kind = rb->symkind[symidx] = classify_sym(rb->ef, symidx);
+		kind = rb->symkind[symidx] = classify_sym(rb->ef, symidx, &rb->out->self_lookup_fault);
 	uint8_t cls = class_of(rm, type);
 	if (kind == SYM_SKIP && cls == RELOC_CLASS_COPY) {
 		/* A copy relocation's symbol is defined in the executable (its

@@ -42,6 +42,9 @@ bool elf_has_hash_table(const struct elf_file *ef);
 /* Whether dynamic symbol idx's entry lies in the object's memory (what
  * the loader reads at DT_SYMTAB + idx * DT_SYMENT, in range or not). */
 bool elf_sym_in_image(const struct elf_file *ef, uint32_t idx);
+/* Whether a lookup of symbol idx's name in the object's own hash table
+ * reaches it (or a symbol of that name): false in a corrupt table. */
+bool elf_hash_finds(const struct elf_file *ef, uint32_t symidx);
 
 enum reloc_class {
 	RELOC_CLASS_NORMAL = 0,
@@ -78,6 +81,9 @@ struct elf_refs {
 	/* with RTLD_NOW, and with lazy binding (the PLT range's JUMP_SLOTs
 	 * only written, other types there refused as PLT types) */
 	struct elf_reloc_stop stop_now, stop_lazy;
+	/* the walk of the object's own hash table for one of its defined
+	 * references faults (a lookup that reaches the object dies there) */
+	struct elf_fault self_lookup_fault;
 };
 
 /*

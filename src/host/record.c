@@ -183,8 +183,11 @@ static void describe_exports(struct builder *b, const struct elf_file *ef, struc
 		struct elf_sym sym;
 		if (!elf_sym(ef, i, &sym) || sym.bind == STB_LOCAL_)
 			continue;
-		/* what check_match can never return is left out */
+		/* what check_match can never return is left out, and what the
+		 * object's own hash table does not lead to (a corrupt one) */
 		if (sym.value == 0 && sym.shndx != SHN_ABS_ && sym.type != STT_TLS_)
+			continue;
+		if (!elf_hash_finds(ef, i))
 			continue;
 		if (e->export_names)
 			e->export_names[e->nexports] = arena_strdup(b->a, sym.name);
@@ -220,6 +223,58 @@ static void describe_refs(struct builder *b, struct object *o, struct snap_elf *
 				      (sym.bind == STB_WEAK_ ? SNAP_REF_WEAK : 0) |
 				      (sym.type == STT_TLS_ ? SNAP_REF_TLS : 0));
 	}
+}
+
+/* The first corrupt table of the object the loader meets on its own (map
+ * time, then relocation, then constructors), as a fault record; NULL when
+ * none.  Not carried: a load refusal of the program headers, corrupt
+ * version tables, and faults that depend on the names other objects look
+ * up in this one. */
+static const char *loader_fault_of(struct builder *b, struct object *o)
+{
+	const struct elf_file *ef = &o->elf;
+	struct elf_fault f;
+	memset(&f, 0, sizeof f);
+	if (ef->dyn_assert) {
+		f.phase = FAULT_MAP;
+		f.table = "dynamic section";
+		f.what = "fails elf_get_dynamic_info's check";
+		f.assert_file = "get-dynamic-info.h";
+		f.assert_fn = "elf_get_dynamic_info";
+		f.assert_expr = ef->dyn_assert;
+		f.assert_line = ef->dyn_assert_line;
+	} else if (ef->map_fault.phase) {
+		f = ef->map_fault;
+	} else if (ef->reloc_fault_table) {
+		f.phase = FAULT_RELOC;
+		f.table = ef->reloc_fault_table;
+		f.what = arena_printf(b->a, "reads its relocations at %#llx, outside its memory",
+				      (unsigned long long)ef->reloc_fault_at);
+		f.signal = 11;
+		f.guess = true;
+	} else if (ef->relative_assert) {
+		f.phase = FAULT_RELOC;
+		f.table = "DT_RELA";
+		f.what = "finds a relocation that is not R_X86_64_RELATIVE among the first DT_RELACOUNT";
+		f.assert_file = "../sysdeps/x86_64/dl-machine.h";
+		f.assert_fn = "elf_machine_rela_relative";
+		f.assert_expr = "ELFW(R_TYPE) (reloc->r_info) == R_X86_64_RELATIVE";
+		f.assert_line = 487;
+	} else if (object_refs(&b->s->objs, o)->stop_now.set) {
+		f = object_refs(&b->s->objs, o)->stop_now.fault;
+	} else if (object_refs(&b->s->objs, o)->self_lookup_fault.phase) {
+		f = object_refs(&b->s->objs, o)->self_lookup_fault;
+	} else if (ef->init_fault) {
+		f.phase = FAULT_RELOC;
+		f.table = ef->init_fault;
+		f.what = arena_printf(b->a, "calls or reads a constructor at %#llx, outside its code",
+				      (unsigned long long)ef->init_fault_at);
+		f.signal = 11;
+		f.guess = true;
+	} else {
+		return NULL;
+	}
+	return elf_fault_encode(b->a, &f);
 }
 
 static const char **copy_strings(struct arena *a, const char *const *in, size_t n)
@@ -300,6 +355,7 @@ static bool describe_elf(struct builder *b, struct snap_file *sf, const char *pa
 	memcpy(head, o->map.data, nhead);
 	e->head = head;
 	e->nhead = nhead;
+	e->loader_fault = loader_fault_of(b, o);
 	if (!partial) {
 		describe_exports(b, ef, e, b->names);
 		describe_refs(b, o, e);

@@ -146,6 +146,8 @@ static json_t *elf_json(const struct snap_elf *e)
 		json_object_set_new(o, "cuda", jstr(e->cuda));
 	if (e->cuda_runtime)
 		json_object_set_new(o, "cuda_runtime", json_integer(e->cuda_runtime));
+	if (e->loader_fault)
+		json_object_set_new(o, "loader_fault", jstr(e->loader_fault));
 	return o;
 }
 
@@ -630,6 +632,10 @@ static struct snap_elf *parse_elf(struct reader *r, json_t *o, const char *where
 	}
 	e->cuda = get_str(r, o, "cuda", where);
 	e->cuda_runtime = (int)get_int(r, o, "cuda_runtime", 0, 1000, where);
+	e->loader_fault = get_str(r, o, "loader_fault", where);
+	struct elf_fault lf;
+	if (e->loader_fault && (strchr(e->loader_fault, '\n') || !elf_fault_decode(r->a, e->loader_fault, &lf)))
+		bad(r, where, "\"loader_fault\" is not a loader fault record");
 	return r->failed ? NULL : e;
 }
 

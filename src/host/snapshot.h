@@ -106,6 +106,11 @@ struct snap_elf {
 	size_t nhead;
 	const char *cuda;		/* device code it carries ("sm_90a sm_100a ptx:compute_90"), or NULL */
 	int cuda_runtime;		/* the CUDA major it links, 0 unknown */
+	/* what the loader does with a corrupt table of the object (it dies,
+	 * asserts, or fails with a fixed text): elf_fault_encode()'s line,
+	 * or NULL.  An image made from the snapshot carries it back
+	 * (DT_ABISCOPE_FAULT). */
+	const char *loader_fault;
 };
 
 /* SNAP_SAME: another name of the file target (a hard link: same inode) */

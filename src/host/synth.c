@@ -170,6 +170,7 @@ enum status snapshot_synth_elf(struct arena *a, const struct snap_elf *e, const 
 	uint32_t soname = e->soname ? str_add(&st, e->soname) : 0;
 	uint32_t rpath = e->rpath ? str_add(&st, e->rpath) : 0;
 	uint32_t runpath = e->runpath ? str_add(&st, e->runpath) : 0;
+	uint32_t fault = e->loader_fault ? str_add(&st, e->loader_fault) : 0;
 	uint32_t *vd_name = arena_calloc(a, e->nverdef + 1, sizeof *vd_name);
 	for (size_t i = 0; i < e->nverdef; i++)
 		vd_name[i] = str_add(&st, e->verdef[i].name);
@@ -361,6 +362,8 @@ enum status snapshot_synth_elf(struct arena *a, const struct snap_elf *e, const 
 		DYN(DT_ABISCOPE_HASHED, 1);
 	if (e->partial)
 		DYN(DT_ABISCOPE_PARTIAL, 1);
+	if (e->loader_fault)
+		DYN(DT_ABISCOPE_FAULT, fault);
 	DYN(DT_NULL_, 0);
 #undef DYN
 	size_t dyn_len = o.len - dyn_at;
