@@ -56,9 +56,13 @@ static const struct pkg_init *pkg_init_of(struct check_ctx *x, const struct inv_
 }
 
 /* The load of io its package's import makes itself (selfload.h), or NULL. */
+static bool in_torch(const struct check_ctx *x, const struct inv_obj *io);
+
 static const struct self_load *self_load_of(struct check_ctx *x, const struct inv_obj *io)
 {
-	const struct pkg_init *pi = io->is_extension ? NULL : pkg_init_of(x, io);
+	/* torch's own loads (_load_global_deps) are `import torch`, replayed
+	 * whole (pyenv/importctx.h): not a self-loaded library verdict */
+	const struct pkg_init *pi = io->is_extension || in_torch(x, io) ? NULL : pkg_init_of(x, io);
 	for (size_t i = 0; pi && i < pi->nloads; i++)
 		if (str_eq(pi->loads[i].path, io->path))
 			return &pi->loads[i];

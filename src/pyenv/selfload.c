@@ -201,8 +201,8 @@ static void load_call(struct reader *r, const char *text, const char *ls, const 
 	sl->global |= count_of(open, close, "RTLD_GLOBAL") > 0;
 	sl->path = named_library(r, open, close, dir);
 	if (!sl->path) {
-		/* a name: "lib_path = _get_extension_path("_C")" a few lines
-		 * above, given as is or through str(), os.fspath() */
+		/* a name: "lib_path = _get_extension_path("_C")" on one of the
+		 * dozen lines above, given as is or through str(), os.fspath() */
 		const char *n0 = open + 1, *n1;
 		for (;;) {
 			while (*n0 == ' ')
@@ -214,11 +214,15 @@ static void load_call(struct reader *r, const char *text, const char *ls, const 
 				break;
 			n0 = n1 + 1;
 		}
+		/* a module spec's file: "spec = finder.find_spec("_C")", then
+		 * load_library(spec.origin) (xformers' _register_extensions) */
+		if (n1 - n0 > 7 && strncmp(n1 - 7, ".origin", 7) == 0)
+			n1 -= 7;
 		if (memchr(n0, '.', (size_t)(n1 - n0)))
 			n1 = n0;	/* an attribute, not a name assigned here */
 		size_t nl = (size_t)(n1 - n0);
 		const char *p = ls;
-		for (int back = 0; nl && back < 6 && p > text; back++) {
+		for (int back = 0; nl && back < 12 && p > text; back++) {
 			const char *pe = p - 1;
 			p = pe;
 			while (p > text && p[-1] != '\n')
@@ -781,6 +785,7 @@ static const char *loading_call(struct arena *a, const char *ls, const char *q, 
 struct body_load {
 	const char *callee;		/* "torch.ops.load_library" */
 	const char *open, *close;	/* its arguments, in the function file's text */
+	const char *ls, *le, *callp;	/* its line, and where the callee's name starts */
 	int line;
 	const char *caught_by;		/* the except clause that catches its OSError, or NULL */
 	int caught_line;
@@ -818,6 +823,9 @@ static bool function_load(struct arena *a, const char *text, const char *name, s
 					memset(out, 0, sizeof *out);
 					out->callee = callee;
 					out->open = open;
+					out->ls = ls;
+					out->le = le;
+					out->callp = open - strlen(callee);
 					out->close = call_end(open, le);
 					out->line = line_number(text, ls);
 					out->global = count_of(open, out->close, "RTLD_GLOBAL") > 0;
@@ -895,8 +903,8 @@ static bool follow_call(struct reader *r, struct file_state *fs, const struct li
 				}
 				const char *close = call_end(p, le);
 				sl->path = named_library(r, p, close, at->dir);
-				if (!sl->path)
-					sl->path = named_library(r, bl.open, bl.close, fpath ? fdir : at->dir);
+				if (!sl->path)	/* the body's call: its literals, or a name assigned above it */
+					load_call(r, ftext, bl.ls, bl.le, bl.callp, fpath ? fdir : at->dir, sl);
 			}
 			free(owned);
 			if (found)

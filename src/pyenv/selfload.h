@@ -15,8 +15,12 @@
  * library by the string literals in the call (joined as a path from the
  * calling file's folder, os.path.join(os.path.dirname(__file__), "lib",
  * "libx.so"), or the last one as a file name or stem), or assigned on one of
- * the lines just above to the name the call is given, that names a file of
- * the package ("libtorchaudio" -> lib/libtorchaudio.so).
+ * the dozen lines above to the name the call is given, that names a file of
+ * the package ("libtorchaudio" -> lib/libtorchaudio.so; a module spec's
+ * origin: `spec = finder.find_spec("_C")` ... load_library(spec.origin), as
+ * xformers does).  A call into a function of the package is followed into
+ * its body, where the same rules name the library.  torch's own loads are
+ * not listed: `import torch` is replayed whole (importctx.h).
  *
  * A call inside an `if`/`elif`/`else`/`except` block runs only when its
  * condition holds.  Conditions abiscope can decide from the files are

@@ -16,12 +16,15 @@ the small ones CI builds from source).  It writes one JSON object:
             the exact dlerror()) and `import NAME` (import: null or
             "Type: message").
   libraries {path: {"package", "package_error", "mapped_before_import",
-            "mapped_by_import", "dlopen"}} for every shared object inside a
+            "mapped_by_import", "tried_by_import", "tried_error", "dlopen"}}
+            for every shared object inside a
             measured package's folder that is no extension module (no
             PyInit_<stem>: torchvision's _C_stable.so, torchaudio's
             lib/libtorchaudio.so): whether /proc/self/maps holds it after
             `import PKG` (and before it: `import torch` or another package
-            mapped it), and, in a fresh fork of that state,
+            mapped it), whether the import asked ctypes.CDLL for it
+            (torch.ops.load_library does; tried_error: its OSError, a failed
+            load leaving nothing mapped), and, in a fresh fork of that state,
             dlopen(RTLD_NOW | RTLD_LOCAL) of it (null or the exact dlerror()).
             Results written before this key existed lack it: not measured.
 
@@ -274,12 +277,34 @@ def log(msg):
         print(f"oracle: {msg}", file=sys.stderr, flush=True)
 
 
+def record_loads():
+    """Every ctypes.CDLL() the process makes from now on (torch.ops.load_library
+    calls it), by real path: None when it loaded, else the OSError's text.
+    A load that fails leaves nothing in /proc/self/maps; this sees it."""
+    import ctypes
+    tried = {}
+    init = ctypes.CDLL.__init__
+
+    def wrapped(self, name, *a, **k):
+        try:
+            init(self, name, *a, **k)
+        except OSError as e:
+            if isinstance(name, (str, bytes)) and os.sep in os.fsdecode(name):
+                tried.setdefault(os.path.realpath(name), str(e))
+            raise
+        if isinstance(name, (str, bytes)) and os.sep in os.fsdecode(name):
+            tried.setdefault(os.path.realpath(name), None)
+    ctypes.CDLL.__init__ = wrapped
+    return tried
+
+
 def measure_package(pkg, mods, import_package, libs=()):
     """In a child: import pkg (unless told not to), then each module; the
     package's libraries (package_libraries) under "libraries"."""
     def run():
         perr = None
         before = {os.path.realpath(p) for p in maps_files()}
+        tried = record_loads()
         if import_package:
             try:
                 importlib.import_module(pkg)
@@ -294,6 +319,8 @@ def measure_package(pkg, mods, import_package, libs=()):
             real = os.path.realpath(path)
             lib_res[path] = {"package": pkg, "package_error": perr, "mapped_before_import": real in before,
                              "mapped_by_import": real in after and import_package,
+                             "tried_by_import": real in tried,
+                             "tried_error": tried.get(real),
                              "dlopen": d.get("error", d.get("crashed") and "crashed: " + d["crashed"])}
         if lib_res:
             res["\0libraries"] = lib_res

@@ -173,6 +173,11 @@ def one_case(t, tmp, env_name, whl, mode, llp, rows):
         t.ok(agree, f"{label}: {rel} {'loads' if want[0] else 'fails'} ({took:.0f} s)",
              f"abiscope: {pred}\nreal:     {want}")
     libraries_case(t, label, j, real, sp, rows)
+    # a case that compared no verdict at all asserts nothing: say so
+    compared = sum(1 for r in rows if r[0] == label and r[2] != "not a module here")
+    t.ok(compared > 0, f"{label}: at least one verdict compared with the real install ({compared})",
+         f"abiscope: {len(j['modules'])} modules, {len(j.get('libraries') or [])} libraries; "
+         f"real: {len(real['modules'])} modules, {len(real.get('libraries') or {})} libraries")
     shutil.rmtree(copy, ignore_errors=True)
 
 
@@ -180,13 +185,15 @@ def libraries_case(t, label, j, real, sp, rows):
     """The libraries the wheel's packages load themselves (torchvision's
     _C_stable.so by torch.ops.load_library): abiscope wheel's "libraries"
     against the oracle's "libraries" (dlopen after `import PKG`).  Each
-    library the real import mapped that no module of the wheel needs must
-    have a verdict; each one abiscope says the import loads unconditionally
+    library the real import mapped, or asked ctypes.CDLL for (a failed load
+    maps nothing), must have a verdict; each one abiscope says the import loads unconditionally
     and that loads must be one the real import mapped."""
     libs = real.get("libraries") or {}
     mine = {m["path"]: m for m in j.get("libraries") or []}
+    # the real import loaded it (mapped), or asked ctypes for it and failed
     missed = sorted(os.path.relpath(p, sp) for p, o in libs.items()
-                    if o.get("mapped_by_import") and not o.get("mapped_before_import") and p not in mine)
+                    if (o.get("mapped_by_import") or o.get("tried_by_import")) and not o.get("mapped_before_import")
+                    and p not in mine)
     t.ok(not missed, f"{label}: abiscope wheel judges every library the real import loaded itself",
          "no verdict for: " + " ".join(missed))
     for path, m in sorted(mine.items()):
