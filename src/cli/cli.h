@@ -95,6 +95,12 @@ int cmd_why(int argc, char **argv);
 int cmd_cuda(int argc, char **argv);
 int cmd_gpu(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+
+/* "loaded_by": the call of a package's import that loads a library itself
+ * (pyenv/selfload.h), or null; check's JSON also says whether the call names
+ * RTLD_GLOBAL (with_global), wheel's never has (cmd_check.c) */
+struct self_load;
+void json_loaded_by(struct jw *w, const struct self_load *sl, bool with_global);
 int cmd_explain(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_diff(int argc, char **argv);

@@ -284,7 +284,7 @@ static void print_depends_on_json(struct jw *w, const struct self_load *sl)
 }
 
 /* a library its package's import loads itself: where, by which call, caught or not; else null */
-static void print_loaded_by_json(struct jw *w, const struct self_load *sl)
+void json_loaded_by(struct jw *w, const struct self_load *sl, bool with_global)
 {
 	jw_key(w, "loaded_by");
 	if (!sl) {
@@ -302,7 +302,8 @@ static void print_loaded_by_json(struct jw *w, const struct self_load *sl)
 	else
 		jw_null(w);
 	jw_kstr(w, "condition", sl->condition);
-	jw_kbool(w, "global", sl->global);
+	if (with_global)
+		jw_kbool(w, "global", sl->global);
 	jw_kbool(w, "caught", sl->caught);
 	jw_kstr(w, "caught_by", sl->caught_by);
 	jw_kstr(w, "caught_file", sl->caught_file);
@@ -386,7 +387,7 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 			jw_kstr(w, "status", verdict_state_name(v->state));
 			jw_kstr(w, "error", v->dlerror);
 			print_depends_on_json(w, v->depends_on);
-			print_loaded_by_json(w, v->loaded_by);
+			json_loaded_by(w, v->loaded_by, true);
 			jw_kstr(w, "consequence", v->consequence);
 			jw_kbool(w, "gpu_fails", v->gpu_fails);
 			jw_kbool(w, "guess", v->guess);

@@ -149,36 +149,6 @@ static void target_of(struct scan *s, const struct env_check *c, struct wheel_ta
 	tg->arch = po->elf.machine == EM_X86_64_ ? "x86_64" : elf_machine_name(po->elf.machine);
 }
 
-/* "loaded_by": the call of the package's import that loads the library */
-static void wheel_loaded_by_json(struct jw *j, const struct self_load *sl)
-{
-	jw_key(j, "loaded_by");
-	if (!sl) {
-		jw_null(j);
-		return;
-	}
-	jw_obj_begin(j);
-	jw_kstr(j, "file", sl->file);
-	jw_kint(j, "line", sl->line);
-	jw_kstr(j, "call", sl->call);
-	jw_kstr(j, "call_file", sl->call_file);
-	jw_key(j, "call_line");
-	if (sl->call_file)
-		jw_int(j, sl->call_line);
-	else
-		jw_null(j);
-	jw_kstr(j, "condition", sl->condition);
-	jw_kbool(j, "caught", sl->caught);
-	jw_kstr(j, "caught_by", sl->caught_by);
-	jw_kstr(j, "caught_file", sl->caught_file);
-	jw_key(j, "caught_line");
-	if (sl->caught)
-		jw_int(j, sl->caught_line);
-	else
-		jw_null(j);
-	jw_obj_end(j);
-}
-
 struct change {
 	const struct module_verdict *before, *after;
 };
@@ -523,7 +493,7 @@ int cmd_wheel(int argc, char **argv)
 				if (v->loaded_by || k == 3) {
 					/* a library its package's import loads itself */
 					jw_kbool(&j, "loads", v->state == V_OK);
-					wheel_loaded_by_json(&j, v->loaded_by);
+					json_loaded_by(&j, v->loaded_by, false);
 					jw_kstr(&j, "consequence", v->consequence);
 				}
 				jw_key(&j, "findings");
