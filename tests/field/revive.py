@@ -26,6 +26,9 @@ import subprocess
 import sys
 import zipfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fieldlib as F  # noqa: E402
+
 
 def is_hollow(path):
     """True when path is a skeleton file: it has holes (skeleton.py punches
@@ -36,12 +39,10 @@ def is_hollow(path):
 
 
 def site_packages(env):
-    lib = os.path.join(env, "lib")
-    for d in sorted(os.listdir(lib)):
-        sp = os.path.join(lib, d, "site-packages")
-        if d.startswith("python") and os.path.isdir(sp):
-            return sp
-    raise SystemExit(f"revive: no lib/pythonX.Y/site-packages in {env}")
+    try:
+        return F.site_packages(env)
+    except FileNotFoundError:
+        raise SystemExit(f"revive: no lib/pythonX.Y/site-packages in {env}") from None
 
 
 def revive(skeleton, copy, wheels, mapped=None, again=False):
