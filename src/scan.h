@@ -27,6 +27,20 @@ struct scan {
 
 /* root: NULL for the running system, else the directory to inspect. */
 void scan_init(struct scan *s, const char *root);
+
+/*
+ * Where and on what the inspected processes run: the tree (root), their
+ * working directory in it (cwd: a relative dlopen() or LD_LIBRARY_PATH
+ * entry is resolved against it; see fs_init_cwd for the default), and
+ * what their kernel tells them (machine: the page size, AT_HWCAP; zero
+ * fields are this host's or assumed, see struct machine_params).
+ */
+struct scan_where {
+	const char *root;
+	const char *cwd;
+	struct machine_params machine;
+};
+void scan_init_where(struct scan *s, const struct scan_where *w);
 void scan_release(struct scan *s);
 
 #endif

@@ -14,6 +14,14 @@ static const struct common_option {
 	{ COMMON_COLOR, { "--color", NULL, "WHEN", 0, "auto always never",
 			  "auto (default), always or never; NO_COLOR is honoured" } },
 	{ COMMON_VERBOSE, { "--verbose", "-v", NULL, 0, NULL, "show more detail" } },
+	{ COMMON_CWD, { "--cwd", NULL, "DIR", 0, "dir",
+			"the working directory of the processes modelled, a path in the --root tree (default: this "
+			"directory when it lies in the tree, else /): relative dlopen() and LD_LIBRARY_PATH entries "
+			"resolve against it" } },
+	{ COMMON_PAGE_SIZE, { "--page-size", NULL, "BYTES", 0, "4096 16384 65536",
+			      "the page size of the machine the processes run on (AT_PAGESZ; many aarch64 kernels "
+			      "use 65536): objects whose segments are not aligned to it do not load (default: this "
+			      "machine's for its own kind of binary, else 4096, noted as an assumption)" } },
 };
 static const struct cli_option help_option = { "--help", "-h", NULL, 0, NULL, "show this help" };
 
@@ -105,6 +113,18 @@ static bool take_common(struct args *a, unsigned bit)
 	case COMMON_ROOT: a->common.root = a->value; break;
 	case COMMON_JSON: a->common.json = true; break;
 	case COMMON_VERBOSE: a->common.verbose = true; break;
+	case COMMON_CWD: a->common.cwd = a->value; break;
+	case COMMON_PAGE_SIZE: {
+		char *end = NULL;
+		unsigned long long v = strtoull(a->value, &end, 10);
+		if (!*a->value || *end || v < 4096 || v > (1ull << 30) || (v & (v - 1))) {
+			usage_error(a->cmd, "--page-size takes a power of two from 4096 to 1073741824 (got %s)",
+				    a->value);
+			return false;
+		}
+		a->common.page_size = v;
+		break;
+	}
 	case COMMON_COLOR:
 		if (!parse_color(a->value, &a->common.color)) {
 			usage_error(a->cmd, "--color takes auto, always or never");
@@ -177,6 +197,13 @@ enum arg_kind args_next(struct args *a)
 		a->claimed = false;
 		return ARG_OPTION;
 	}
+}
+
+struct scan_where cli_where(const struct common_opts *c)
+{
+	struct scan_where w = { .root = c->root, .cwd = c->cwd };
+	w.machine.page_size = c->page_size;
+	return w;
 }
 
 bool arg_is(struct args *a, const char *name)

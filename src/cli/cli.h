@@ -8,6 +8,7 @@
 
 #include "cli/render.h"
 #include "cli/table.h"
+#include "scan.h"
 
 #define ABISCOPE_VERSION "0.1.0"
 
@@ -24,7 +25,12 @@ struct common_opts {
 	bool json;			/* --json */
 	enum color_mode color;		/* --color WHEN */
 	bool verbose;			/* -v, --verbose */
+	const char *cwd;		/* --cwd DIR */
+	uint64_t page_size;		/* --page-size N (0: not given) */
 };
+
+/* The scan_where of the common options (--root, --cwd, --page-size). */
+struct scan_where cli_where(const struct common_opts *c);
 
 /*
  * The option parser, driven by the command's entry in the table

@@ -17,6 +17,7 @@ struct check_cli {
 	const char *paths[64];
 	size_t npaths;
 	const char *root, *host;
+	struct scan_where where;	/* --root, --cwd, --page-size */
 	/* check --host PATH: the placed binaries (judged in the host's environment,
 	 * the first of paths) and the PATHs left where they are (the last nrest) */
 	const char *const *focus;
@@ -69,6 +70,7 @@ static int parse(int argc, char **argv, struct check_cli *o)
 	if (k != ARG_END)
 		return args_status(k);
 	o->root = a.common.root;
+	o->where = cli_where(&a.common);
 	o->json = a.common.json;
 	o->verbose = a.common.verbose;
 	o->color = a.common.color;
@@ -822,7 +824,7 @@ int cmd_check(int argc, char **argv)
 	if (o.host && o.opt.verify_hashes)
 		return usage_error("check", "--verify-hashes needs the files themselves; a snapshot has their facts only");
 	struct scan s;
-	scan_init(&s, o.root);
+	scan_init_where(&s, &o.where);
 	struct snapshot host;
 	struct placement pl;
 	memset(&pl, 0, sizeof pl);
@@ -893,7 +895,7 @@ int cmd_check(int argc, char **argv)
 	if (!o.opt.assume_driver && !o.host && here.driver_missing) {
 		struct check_options o2 = o.opt;
 		o2.assume_driver = true;
-		scan_init(&s2, o.root);
+		scan_init_where(&s2, &o.where);
 		modelled = true;
 		if (run_envs(&s2, &o, &o2, &drv) != 0)
 			drv.failed_to_run = true;

@@ -53,6 +53,7 @@ static char *read_all(FILE *in, size_t *len, bool *cut)
 
 struct explain_cli {
 	const char *python, *root;
+	struct scan_where where;	/* --root, --cwd, --page-size */
 	bool json, verbose;
 	enum color_mode color;
 	int first_text, argc;
@@ -77,6 +78,7 @@ static int parse(int argc, char **argv, struct explain_cli *o)
 	o->json = a.common.json;
 	o->verbose = a.common.verbose;
 	o->root = a.common.root;
+	o->where = cli_where(&a.common);
 	o->color = a.common.color;
 	o->argc = argc;
 	o->argv = argv;
@@ -168,7 +170,7 @@ int cmd_explain(int argc, char **argv)
 		return usage_error("explain", "nothing to explain");
 	}
 	struct scan s;
-	scan_init(&s, o.root);
+	scan_init_where(&s, &o.where);
 	struct error_facts f;
 	explain_parse(&s.arena, text, len, &f);
 	free(text);
@@ -229,7 +231,7 @@ int cmd_explain(int argc, char **argv)
 		struct check_options o2 = opt;
 		o2.assume_driver = true;
 		o2.cuda_home = o.root ? NULL : getenv("CUDA_HOME");
-		scan_init(&s2, o.root);
+		scan_init_where(&s2, &o.where);
 		struct diag d2;
 		diag_clear(&d2);
 		struct inv_obj **t2;

@@ -14,6 +14,7 @@
 
 struct wheel_cli {
 	const char *file, *env, *python, *root;
+	struct scan_where where;	/* --root, --cwd, --page-size */
 	const char *gpus[16];
 	size_t ngpus;
 	const char *driver;
@@ -53,6 +54,7 @@ static int parse(int argc, char **argv, struct wheel_cli *o)
 	o->json = a.common.json;
 	o->verbose = a.common.verbose;
 	o->root = a.common.root;
+	o->where = cli_where(&a.common);
 	o->color = a.common.color;
 	if (!o->file)
 		return usage_error("wheel", "give the wheel file (see --help)");
@@ -269,8 +271,8 @@ int cmd_wheel(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	struct scan before, after;
-	scan_init(&before, o.root);
-	scan_init(&after, o.root);
+	scan_init_where(&before, &o.where);
+	scan_init_where(&after, &o.where);
 	struct wheel w;
 	memset(&w, 0, sizeof w);
 	int code = EXIT_OK;
@@ -312,7 +314,7 @@ int cmd_wheel(int argc, char **argv)
 		co.assume_driver = true;
 		no_driver_down = no_driver_down ? arena_strdup(&after.arena, no_driver_down) : NULL;
 		scan_release(&before);
-		scan_init(&before, o.root);
+		scan_init_where(&before, &o.where);
 		if (check_env(&before, o.env, &co, &cb, &d) != ST_OK) {
 			fprintf(stderr, "abiscope wheel: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
 			code = EXIT_UNREADABLE;

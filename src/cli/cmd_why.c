@@ -16,6 +16,7 @@ struct why_cli {
 	const char *target;
 	const char *process;
 	const char *root;
+	struct scan_where where;
 	bool json, verbose, lazy, noload, deepbind;
 	bool llp_given, tunables_given;
 	const char *llp;
@@ -75,6 +76,7 @@ static int parse(int argc, char **argv, struct why_cli *o)
 	o->json = a.common.json;
 	o->verbose = a.common.verbose;
 	o->root = a.common.root;
+	o->where = cli_where(&a.common);
 	o->color = a.common.color;
 	if (!o->target)
 		return usage_error("why", "missing TARGET");
@@ -272,7 +274,7 @@ struct driver_model {
 
 static void model_driver(const struct why_cli *o, const struct why_request *q, struct driver_model *dm)
 {
-	scan_init(&dm->s, o->root);
+	scan_init_where(&dm->s, &o->where);
 	dm->stub = check_find_driver_stub(&dm->s, NULL, o->root ? NULL : getenv("CUDA_HOME"));
 	if (!dm->stub) {
 		scan_release(&dm->s);
@@ -440,7 +442,7 @@ int cmd_why(int argc, char **argv)
 		/* an import name when the environment has it, else a bare library name */
 		struct why_module_args m = { o.target, o.process, o.root,
 					     o.llp_given ? o.llp : (o.root ? NULL : getenv("LD_LIBRARY_PATH")),
-					     o.json, o.verbose, o.color, "" };
+					     o.json, o.verbose, o.color, "", &o.where };
 		rc = why_module(&m);
 		if (rc != WHY_NOT_A_MODULE)
 			return rc;
@@ -448,7 +450,7 @@ int cmd_why(int argc, char **argv)
 		meaning = not_module;
 	}
 	struct scan s;
-	scan_init(&s, o.root);
+	scan_init_where(&s, &o.where);
 	struct interp_result ir;
 	memset(&ir, 0, sizeof ir);
 	const char *exe = NULL;

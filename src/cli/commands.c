@@ -159,7 +159,7 @@ const struct cli_command cli_commands[] = {
 			"versions and symbols); when it cannot start, that is the verdict, in the\n"
 			"loader's words.",
 		.options = why_options,
-		.common = COMMON_ALL,
+		.common = COMMON_ALL | COMMON_WHERE,
 		.root_help = "inspect the file system under DIR (a container image, a mounted disk) with its own ld.so.cache "
 			"and loader",
 		.verbose_help = "show notes and every consequence",
@@ -235,7 +235,7 @@ const struct cli_command cli_commands[] = {
 			"`import PKG` raises the OSError and every module of the package is lost.  A\n"
 			"failing one fails the check.",
 		.options = check_options,
-		.common = COMMON_ALL,
+		.common = COMMON_ALL | COMMON_WHERE,
 		.verbose_help = "every line of each cause, then every distribution and module with its findings "
 				"(search lists, every symbol), healthy ones and notes too",
 		.exit_status = "0 nothing is known to fail (everything imports, or CANNOT TELL for some), 1 something "
@@ -252,7 +252,7 @@ const struct cli_command cli_commands[] = {
 			"paths belong to, and diagnoses the failure there without running Python.\n"
 			"Options come before TEXT.",
 		.options = explain_options,
-		.common = COMMON_ALL,
+		.common = COMMON_ALL | COMMON_WHERE,
 		.verbose_help = "show every consequence",
 		.exit_status = "0 the diagnosis finds no failure, 1 it explains a failure, 2 usage error (nothing to explain)",
 		.options_end_at_operand = true,
@@ -275,7 +275,7 @@ const struct cli_command cli_commands[] = {
 			"what it takes down, before the lists.  Nothing is extracted or written: the\n"
 			"wheel's members are read from the archive in memory.",
 		.options = wheel_options,
-		.common = COMMON_ALL,
+		.common = COMMON_ALL | COMMON_WHERE,
 		.root_help = "the environment is in the file system under DIR",
 		.verbose_help = "also every finding under its module",
 		.exit_status = "0 it installs and nothing breaks, 1 pip would refuse it, one of its modules would not import, "

@@ -41,6 +41,10 @@ enum cli_common {
 	COMMON_COLOR = 1u << 2,		/* --color WHEN */
 	COMMON_VERBOSE = 1u << 3,	/* -v, --verbose */
 	COMMON_ALL = COMMON_ROOT | COMMON_JSON | COMMON_COLOR | COMMON_VERBOSE,
+	/* the inspected processes' working directory and machine (scan_where) */
+	COMMON_CWD = 1u << 4,		/* --cwd DIR */
+	COMMON_PAGE_SIZE = 1u << 5,	/* --page-size N */
+	COMMON_WHERE = COMMON_CWD | COMMON_PAGE_SIZE,
 };
 
 struct cli_command {

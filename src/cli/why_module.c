@@ -34,7 +34,7 @@ static const char *picked_on(struct scan *s, const char *path)
 int why_module(struct why_module_args *o)
 {
 	struct scan s;
-	scan_init(&s, o->root);
+	scan_init_where(&s, o->where);
 	struct check_options opt;
 	memset(&opt, 0, sizeof opt);
 	opt.python = o->python;

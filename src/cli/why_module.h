@@ -11,6 +11,7 @@
 #define ABISCOPE_WHY_MODULE_H
 
 #include "cli/render.h"
+#include "scan.h"
 
 struct why_module_args {
 	const char *name;
@@ -20,6 +21,7 @@ struct why_module_args {
 	bool json, verbose;
 	enum color_mode color;
 	char not_module[1024];		/* out: why the name is not a module here */
+	const struct scan_where *where;	/* --root, --cwd, --page-size */
 };
 
 #define WHY_NOT_A_MODULE (-100)

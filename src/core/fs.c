@@ -16,15 +16,42 @@
 
 void fs_init(struct fsview *fs, const char *root)
 {
+	fs_init_cwd(fs, root, NULL);
+}
+
+/* This process's directory as a path inside root ("/" when outside it). */
+static void cwd_in_root(struct fsview *fs)
+{
+	char here[4096], top[4096];
+	snprintf(fs->cwd, sizeof fs->cwd, "/");
+	char root[4096];
+	snprintf(root, sizeof root, "%.*s", (int)fs->root_len, fs->root);
+	if (!getcwd(here, sizeof here) || !realpath(root, top))
+		return;
+	size_t n = strlen(top);
+	if (n == 1)
+		n = 0;	/* the root is / */
+	if (strncmp(here, top, n) != 0 || (here[n] != '/' && here[n] != '\0'))
+		return;
+	snprintf(fs->cwd, sizeof fs->cwd, "%s", here[n] ? here + n : "/");
+}
+
+void fs_init_cwd(struct fsview *fs, const char *root, const char *cwd)
+{
 	memset(fs, 0, sizeof *fs);
 	if (root && *root && !str_eq(root, "/")) {
 		fs->root = root;
 		fs->root_len = strlen(root);
 		while (fs->root_len > 1 && root[fs->root_len - 1] == '/')
 			fs->root_len--;
-		snprintf(fs->cwd, sizeof fs->cwd, "/");
+		cwd_in_root(fs);
 	} else if (!getcwd(fs->cwd, sizeof fs->cwd)) {
 		snprintf(fs->cwd, sizeof fs->cwd, "/");
+	}
+	if (cwd && *cwd) {
+		char joined[4096];
+		fs_absolute(fs, cwd, joined, sizeof joined);
+		path_normalize(joined, fs->cwd, sizeof fs->cwd);
 	}
 }
 

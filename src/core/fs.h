@@ -40,6 +40,13 @@ struct fsview {
 };
 
 void fs_init(struct fsview *fs, const char *root);
+/*
+ * The same with the working directory of the inspected processes: cwd
+ * (a path in the root; relative: to the default), else, under a root,
+ * this process's directory when it lies inside the root (as a chroot
+ * there would keep it), else "/"; without a root, this process's.
+ */
+void fs_init_cwd(struct fsview *fs, const char *root, const char *cwd);
 bool fs_is_rooted(const struct fsview *fs);
 
 enum fs_kind { FS_MISSING, FS_REGULAR, FS_DIR, FS_FIFO, FS_DEVICE, FS_SOCKET, FS_OTHER };

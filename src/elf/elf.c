@@ -214,8 +214,6 @@ static void read_segments(struct arena *a, struct elf_file *ef, uint64_t phoff, 
 	}
 }
 
-#define IMAGE_PAGE 4096u	/* the x86-64 page size glibc maps with */
-
 /* Outside [p_vaddr, p_vaddr + p_filesz), the loader still sees the file:
  * _dl_map_segments maps whole pages, from the page p_offset lies in to
  * the page p_vaddr + p_filesz ends in (the rest of that last page is
@@ -226,15 +224,15 @@ static bool image_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t siz
 	for (size_t i = 0; i < ef->nseg; i++) {
 		const struct elf_segment *s = &ef->seg[i];
 		uint64_t span = MAX(s->filesz, s->memsz);
-		if (s->type != PT_LOAD_ || s->vaddr > UINT64_MAX - span - 2 * IMAGE_PAGE)
+		if (s->type != PT_LOAD_ || s->vaddr > UINT64_MAX - span - 2 * ef->page_size)
 			continue;
-		uint64_t mapstart = s->vaddr & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t mapstart = s->vaddr & ~(uint64_t)(ef->page_size - 1);
 		uint64_t dataend = s->vaddr + s->filesz;
 		uint64_t end = s->memsz > s->filesz ? dataend
-						    : (dataend + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+						    : (dataend + ef->page_size - 1) & ~(uint64_t)(ef->page_size - 1);
 		if (vaddr < mapstart || vaddr > end || size > end - vaddr)
 			continue;
-		*off = (s->offset & ~(uint64_t)(IMAGE_PAGE - 1)) + (vaddr - mapstart);
+		*off = (s->offset & ~(uint64_t)(ef->page_size - 1)) + (vaddr - mapstart);
 		return bytes_has(&ef->raw, *off, size);
 	}
 	return false;
@@ -438,12 +436,12 @@ static bool image_byte(const struct elf_file *ef, uint64_t vaddr, uint8_t *out)
 			continue;
 		any_load = true;
 		uint64_t span = MAX(s->filesz, s->memsz);
-		if (s->vaddr > UINT64_MAX - span - 2 * IMAGE_PAGE)
+		if (s->vaddr > UINT64_MAX - span - 2 * ef->page_size)
 			continue;	/* glibc could not map it either */
-		uint64_t mapstart = s->vaddr & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t mapstart = s->vaddr & ~(uint64_t)(ef->page_size - 1);
 		uint64_t dataend = s->vaddr + s->filesz, allocend = s->vaddr + s->memsz;
-		uint64_t mapend = (dataend + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
-		uint64_t zeroend = (allocend + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t mapend = (dataend + ef->page_size - 1) & ~(uint64_t)(ef->page_size - 1);
+		uint64_t zeroend = (allocend + ef->page_size - 1) & ~(uint64_t)(ef->page_size - 1);
 		bool zero_fill = allocend > dataend;
 		if (vaddr < mapstart)
 			continue;
@@ -453,7 +451,7 @@ static bool image_byte(const struct elf_file *ef, uint64_t vaddr, uint8_t *out)
 				return true;
 			}
 			/* a page past the end of the file: SIGBUS */
-			return bytes_u8(&ef->raw, (s->offset & ~(uint64_t)(IMAGE_PAGE - 1)) + (vaddr - mapstart), out);
+			return bytes_u8(&ef->raw, (s->offset & ~(uint64_t)(ef->page_size - 1)) + (vaddr - mapstart), out);
 		}
 		if (zero_fill && vaddr < zeroend) {
 			*out = 0;
@@ -481,19 +479,19 @@ const char *elf_image_str(const struct elf_file *ef, uint64_t vaddr)
 			continue;
 		any_load = true;
 		uint64_t span = MAX(s->filesz, s->memsz);
-		if (s->vaddr > UINT64_MAX - span - 2 * IMAGE_PAGE)
+		if (s->vaddr > UINT64_MAX - span - 2 * ef->page_size)
 			continue;
-		uint64_t mapstart = s->vaddr & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t mapstart = s->vaddr & ~(uint64_t)(ef->page_size - 1);
 		uint64_t dataend = s->vaddr + s->filesz;
-		uint64_t mapend = (dataend + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
-		uint64_t zeroend = (s->vaddr + s->memsz + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t mapend = (dataend + ef->page_size - 1) & ~(uint64_t)(ef->page_size - 1);
+		uint64_t zeroend = (s->vaddr + s->memsz + ef->page_size - 1) & ~(uint64_t)(ef->page_size - 1);
 		bool zero_fill = s->memsz > s->filesz;
 		if (vaddr < mapstart || vaddr >= MAX(mapend, zero_fill ? zeroend : mapend))
 			continue;
 		if (zero_fill && vaddr >= dataend)
 			return "";
 		/* the file's pages as mapped; with zero fill, up to p_filesz */
-		uint64_t fstart = s->offset & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t fstart = s->offset & ~(uint64_t)(ef->page_size - 1);
 		uint64_t len = (zero_fill ? dataend : mapend) - mapstart;
 		struct bytes w;
 		const char *str;
@@ -1006,10 +1004,10 @@ static uint64_t image_stretch_end(const struct elf_file *ef, uint64_t vaddr)
 	for (size_t i = 0; i < ef->nseg; i++) {
 		const struct elf_segment *s = &ef->seg[i];
 		uint64_t span = MAX(s->filesz, s->memsz);
-		if (s->type != PT_LOAD_ || s->vaddr > UINT64_MAX - span - 2 * IMAGE_PAGE)
+		if (s->type != PT_LOAD_ || s->vaddr > UINT64_MAX - span - 2 * ef->page_size)
 			continue;
-		uint64_t start = s->vaddr & ~(uint64_t)(IMAGE_PAGE - 1);
-		uint64_t end = (s->vaddr + span + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t start = s->vaddr & ~(uint64_t)(ef->page_size - 1);
+		uint64_t end = (s->vaddr + span + ef->page_size - 1) & ~(uint64_t)(ef->page_size - 1);
 		if (vaddr >= start && vaddr < end)
 			return end;
 	}
@@ -1079,10 +1077,10 @@ bool elf_image_writable(const struct elf_file *ef, uint64_t vaddr, uint64_t size
 			const struct elf_segment *s = &ef->seg[i];
 			uint64_t span = MAX(s->filesz, s->memsz);
 			if (s->type != PT_LOAD_ || !((s->flags & PF_W_) || ef->dt_textrel) ||
-			    s->vaddr > UINT64_MAX - span - 2 * IMAGE_PAGE)
+			    s->vaddr > UINT64_MAX - span - 2 * ef->page_size)
 				continue;
-			uint64_t start = s->vaddr & ~(uint64_t)(IMAGE_PAGE - 1);
-			uint64_t stop = (s->vaddr + span + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+			uint64_t start = s->vaddr & ~(uint64_t)(ef->page_size - 1);
+			uint64_t stop = (s->vaddr + span + ef->page_size - 1) & ~(uint64_t)(ef->page_size - 1);
 			if (at >= start && at < stop)
 				next = stop;
 		}
@@ -1099,10 +1097,10 @@ bool elf_image_executable(const struct elf_file *ef, uint64_t vaddr)
 	for (size_t i = 0; i < ef->nseg; i++) {
 		const struct elf_segment *s = &ef->seg[i];
 		uint64_t span = MAX(s->filesz, s->memsz);
-		if (s->type != PT_LOAD_ || !(s->flags & PF_X_) || s->vaddr > UINT64_MAX - span - 2 * IMAGE_PAGE)
+		if (s->type != PT_LOAD_ || !(s->flags & PF_X_) || s->vaddr > UINT64_MAX - span - 2 * ef->page_size)
 			continue;
-		uint64_t start = s->vaddr & ~(uint64_t)(IMAGE_PAGE - 1);
-		uint64_t end = (s->vaddr + span + IMAGE_PAGE - 1) & ~(uint64_t)(IMAGE_PAGE - 1);
+		uint64_t start = s->vaddr & ~(uint64_t)(ef->page_size - 1);
+		uint64_t end = (s->vaddr + span + ef->page_size - 1) & ~(uint64_t)(ef->page_size - 1);
 		if (vaddr >= start && vaddr < end)
 			return true;
 	}
@@ -1444,9 +1442,18 @@ static void read_dynamic(struct arena *a, struct elf_file *ef)
 enum status elf_parse(struct arena *a, struct bytes raw, const char *path, struct elf_file *ef,
 		      struct diag *d)
 {
+	return elf_parse_paged(a, raw, path, 0, ef, d);
+}
+
+enum status elf_parse_paged(struct arena *a, struct bytes raw, const char *path, uint64_t page_size,
+			    struct elf_file *ef, struct diag *d)
+{
 	memset(ef, 0, sizeof *ef);
 	ef->raw = raw;
 	ef->path = path;
+	/* a power of two from 4 KiB to 1 GiB, else the usual 4 KiB */
+	ef->page_size = page_size >= 4096 && page_size <= (UINT64_C(1) << 30) && !(page_size & (page_size - 1))
+		? page_size : 4096;
 	uint64_t phoff = 0, shoff = 0;
 	uint16_t phnum16 = 0, shnum16 = 0, shstrndx16 = 0;
 	if (!read_header(ef, &phoff, &shoff, &phnum16, &shnum16, &shstrndx16, d))

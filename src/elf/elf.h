@@ -157,6 +157,9 @@ struct elf_reltab {
 struct elf_file {
 	struct bytes raw;
 	const char *path;	/* for messages; not owned */
+	/* the page size the loader maps it with (AT_PAGESZ of the process):
+	 * what the memory image below is made of */
+	uint64_t page_size;
 	bool is64, big_endian;
 	uint8_t osabi, abiversion, ident_version;
 	uint16_t type, machine;
@@ -270,6 +273,9 @@ struct elf_file {
  */
 enum status elf_parse(struct arena *a, struct bytes raw, const char *path, struct elf_file *ef,
 		      struct diag *d);
+/* The same for a process whose pages are page_size bytes (elf_parse: 4096). */
+enum status elf_parse_paged(struct arena *a, struct bytes raw, const char *path, uint64_t page_size,
+			    struct elf_file *ef, struct diag *d);
 
 /* True when the window starts with the ELF magic. */
 bool elf_has_magic(const uint8_t *head, size_t len);

@@ -1,6 +1,26 @@
 #include "elf/object.h"
 
+#include <sys/auxv.h>
 #include <sys/mman.h>
+
+static uint16_t host_machine(void)
+{
+#if defined(__x86_64__)
+	return EM_X86_64_;
+#elif defined(__aarch64__)
+	return EM_AARCH64_;
+#elif defined(__i386__)
+	return EM_386_;
+#elif defined(__powerpc64__)
+	return EM_PPC64_;
+#elif defined(__s390x__)
+	return EM_S390_;
+#elif defined(__riscv)
+	return EM_RISCV_;
+#else
+	return 0;
+#endif
+}
 
 void objcache_init(struct objcache *c, struct arena *a, const struct fsview *fs)
 {
@@ -8,6 +28,48 @@ void objcache_init(struct objcache *c, struct arena *a, const struct fsview *fs)
 	c->arena = a;
 	c->fs = fs;
 	c->advise = true;
+	c->host.machine = host_machine();
+	c->host.page_size = getauxval(AT_PAGESZ);
+	c->host.hwcap = getauxval(AT_HWCAP);
+	c->host.hwcap2 = getauxval(AT_HWCAP2);
+	c->host.hwcap_set = true;
+}
+
+void objcache_machine(const struct objcache *c, uint16_t machine, struct machine_view *v)
+{
+	memset(v, 0, sizeof *v);
+	bool here = machine && c->host.machine == machine && !c->given.machine;
+	if (machine == EM_X86_64_ || machine == EM_386_) {
+		v->page_size = 4096;	/* x86 has no other base page size */
+	} else if (c->given.page_size) {
+		v->page_size = c->given.page_size;
+	} else if (here && c->host.page_size) {
+		v->page_size = c->host.page_size;
+	} else {
+		v->page_size = 4096;
+		v->page_size_assumed = true;
+	}
+	if (c->given.hwcap_set) {
+		v->hwcap = c->given.hwcap;
+		v->hwcap2 = c->given.hwcap2;
+	} else if (here) {
+		v->hwcap = c->host.hwcap;
+		v->hwcap2 = c->host.hwcap2;
+	} else {
+		v->hwcap = machine == EM_AARCH64_ ? AARCH64_HWCAP_ATOMICS : 0;
+		v->hwcap_assumed = true;
+	}
+}
+
+/* e_machine from the header bytes, before the file is parsed. */
+static uint16_t peek_machine(struct bytes raw)
+{
+	uint8_t data = 0;
+	uint16_t m = 0;
+	bytes_u8(&raw, 5, &data);
+	raw.big_endian = data == ELF_DATA_MSB;
+	bytes_u16(&raw, 18, &m);
+	return m;
 }
 
 void objcache_release(struct objcache *c)
@@ -114,7 +176,9 @@ struct object *objcache_get(struct objcache *c, const char *path, struct diag *d
 	} else if (elf_has_magic(o->map.data, o->map.len)) {
 		o->kind = OBJ_ELF;
 		struct bytes raw = bytes_make(o->map.data, o->map.len, false);
-		o->elf_ok = elf_parse(c->arena, raw, o->path, &o->elf, &o->diag) == ST_OK;
+		struct machine_view mv;
+		objcache_machine(c, peek_machine(raw), &mv);
+		o->elf_ok = elf_parse_paged(c->arena, raw, o->path, mv.page_size, &o->elf, &o->diag) == ST_OK;
 		if (o->elf_ok && o->elf.problem)
 			diag_set(&o->diag, ST_MALFORMED, o->path, o->elf.problem_offset, "%s",
 				 o->elf.problem);

@@ -52,6 +52,30 @@ struct file_probe {
 
 struct ldso_facts;
 
+/*
+ * The machine the inspected processes run on, as far as no file says it:
+ * what the kernel hands a process in its auxiliary vector (AT_PAGESZ,
+ * AT_HWCAP, AT_HWCAP2) and the machine itself.  A zero field is not
+ * given.  objcache_init() fills `host` from this process; a caller sets
+ * `given` before the first object is read (the CLI's --page-size, a
+ * snapshot's recorded values).  What a process of machine M sees
+ * (objcache_machine): the given value, else this host's when it is an M,
+ * else an assumption the loader facts note (4096-byte pages; on aarch64
+ * the hwcaps of an ARMv8.1 server, LSE atomics among them).
+ */
+struct machine_params {
+	uint16_t machine;	/* e_machine (EM_AARCH64_); 0: not given */
+	uint64_t page_size;	/* AT_PAGESZ; 0: not given */
+	bool hwcap_set;		/* hwcap and hwcap2 are given */
+	uint64_t hwcap, hwcap2;	/* AT_HWCAP, AT_HWCAP2 */
+};
+
+/* What a process of `machine` sees, and which parts are assumed. */
+struct machine_view {
+	uint64_t page_size, hwcap, hwcap2;
+	bool page_size_assumed, hwcap_assumed;
+};
+
 struct objcache {
 	struct arena *arena;
 	const struct fsview *fs;
@@ -64,6 +88,8 @@ struct objcache {
 	/* The loader facts of a described host (a snapshot), used instead of
 	 * reading the loader binary and this CPU; NULL on a real system. */
 	const struct ldso_facts *preset_facts;
+	struct machine_params host;	/* this process's machine (objcache_init) */
+	struct machine_params given;	/* the inspected machine, where it is told */
 	/* madvise(WILLNEED) the tables of large objects once parsed (default):
 	 * a cold page cache then reads them ahead all at once (~17% faster
 	 * cold on a PyTorch env, within noise warm; BENCHMARKS.md) */
@@ -71,6 +97,11 @@ struct objcache {
 };
 
 void objcache_init(struct objcache *c, struct arena *a, const struct fsview *fs);
+
+/* What a process of e_machine `machine` sees (see struct machine_params). */
+void objcache_machine(const struct objcache *c, uint16_t machine, struct machine_view *v);
+/* The HWCAP_ATOMICS bit of AT_HWCAP on aarch64 (glibc's HWCAP_IMPORTANT there). */
+#define AARCH64_HWCAP_ATOMICS 0x100u
 
 /* The scan is done with w (a part of o's mapping, read-only, not written):
  * the pages it touched leave this process's resident set (they stay in the

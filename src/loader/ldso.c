@@ -211,11 +211,26 @@ void ldso_facts_load(struct arena *a, struct objcache *oc, const char *interp, u
 	if (pre && pre->machine == machine && pre->is64 == is64) {
 		*f = *pre;
 		f->cache_query.ctx = f;
+		if (!f->page_size) {	/* a snapshot that did not record it */
+			struct machine_view mv;
+			objcache_machine(oc, machine, &mv);
+			f->page_size = mv.page_size;
+		}
 		return;
 	}
 	f->machine = machine;
 	f->is64 = is64;
 	f->interp = interp ? interp : ldso_default_interp(machine, is64);
+	struct machine_view mv;
+	objcache_machine(oc, machine, &mv);
+	f->page_size = mv.page_size;
+	f->hwcap = mv.hwcap;
+	f->hwcap2 = mv.hwcap2;
+	if (mv.page_size_assumed)
+		note(a, f, "page size assumed to be %llu bytes (the machine's AT_PAGESZ is not known: --page-size)",
+		     (unsigned long long)mv.page_size);
+	if (mv.hwcap_assumed && machine == EM_AARCH64_)
+		note(a, f, "AT_HWCAP assumed to have the atomics bit (LSE, every ARMv8.1 CPU: Neoverse, Grace)");
 	struct diag d;
 	diag_clear(&d);
 	struct object *lo = objcache_get(oc, f->interp, &d);

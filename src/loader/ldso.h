@@ -7,7 +7,10 @@
  * table holds them) and reads the glibc release from its version banner,
  * never by running it.  What depends on the CPU ($PLATFORM, the x86-64 ISA
  * level that activates glibc-hwcaps/x86-64-v3, the legacy hwcaps
- * subdirectories of glibc <= 2.36) is computed from CPUID on this host.
+ * subdirectories of glibc <= 2.36) is computed from CPUID on this host for
+ * x86-64, and from AT_HWCAP for aarch64; the page size is AT_PAGESZ.  The
+ * auxiliary-vector values are this host's for a process of its own
+ * machine, else what the caller gave (struct machine_params), else assumed.
  * Every fact that had to be assumed rather than read is listed in notes.
  *
  * The struct lives in the caller's arena; the ld.so.cache mapping is owned
@@ -48,6 +51,12 @@ struct ldso_facts {
 	struct ldcache cache;
 	struct diag cache_diag;
 	struct ldcache_query cache_query;
+
+	/* What the kernel tells the process (objcache_machine): its page
+	 * size (PT_LOAD alignment, the memory image) and AT_HWCAP(2) (the
+	 * legacy hwcap subdirectories and ld.so.cache entries of aarch64). */
+	uint64_t page_size;
+	uint64_t hwcap, hwcap2;
 
 	struct ptrvec notes;		/* const char *: assumptions made */
 };

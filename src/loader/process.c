@@ -15,7 +15,6 @@
 #include <limits.h>
 
 #define MAX_FAILURES 4096
-#define PAGE_SIZE_ASSUMED 4096u
 
 const char *found_how_name(enum found_how h)
 {
@@ -278,7 +277,7 @@ static const char *load_refusal(const struct process *p, const struct object *o,
 	for (size_t i = 0; i < ef->nseg; i++) {
 		const struct elf_segment *s = &ef->seg[i];
 		if (s->type == PT_LOAD_) {
-			if (((s->vaddr - s->offset) & (PAGE_SIZE_ASSUMED - 1)) != 0)
+			if (((s->vaddr - s->offset) & (p->facts.page_size - 1)) != 0)
 				return "ELF load command address/offset not page-aligned";
 			nload++;
 		} else if (s->type == PT_DYNAMIC_) {

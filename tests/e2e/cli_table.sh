@@ -21,6 +21,7 @@ sample() {
 	SPEC) echo sm_90 ;;
 	VERSION) echo 580.65.06 ;;
 	WHEN) echo never ;;
+	BYTES) echo 65536 ;;
 	*) echo x ;;
 	esac
 }
