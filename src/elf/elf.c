@@ -1,4 +1,5 @@
 #include "elf/elf.h"
+#include "elf/initcheck.h"
 #include "core/hashmap.h"
 
 /* Limits on input-driven counts: far above anything real, far below harm. */
@@ -1113,97 +1114,8 @@ static uint64_t init_count(const struct elf_file *ef, const struct dyn_raw *r)
 	return (uint32_t)(r->init_arraysz / (ef->is64 ? 8u : 4u));
 }
 
-#define INIT_ENTRIES_CHECKED 4096u
-
-/* The relocation that writes the DT_INIT_ARRAY slot at vaddr: its type
- * and addend; false when none does. */
-static bool slot_reloc(const struct elf_file *ef, uint64_t vaddr, uint32_t *type, uint32_t *sym,
-		       uint64_t *addend)
-{
-	const struct elf_reltab *tabs[2] = { &ef->rela, &ef->jmprel };
-	for (int t = 0; t < 2; t++)
-		for (uint64_t i = 0; i < tabs[t]->data.len / 24 && tabs[t]->rela; i++) {
-			const uint8_t *e = bytes_at(&tabs[t]->data, i * 24, 24);
-			if (e && elf_load_u64(e, ef->big_endian) == vaddr) {
-				*type = (uint32_t)elf_load_u64(e + 8, ef->big_endian);
-				*sym = (uint32_t)(elf_load_u64(e + 8, ef->big_endian) >> 32);
-				*addend = elf_load_u64(e + 16, ef->big_endian);
-				return true;
-			}
-		}
-	return false;
-}
-
-/* Whether DT_RELR (glibc >= 2.36, elf_dynamic_do_Relr) relocates the word
- * at vaddr: an even entry is an address (then the next word), an odd one
- * a bitmap of the 63 words after the current one. */
-static bool relr_covers(const struct elf_file *ef, uint64_t relr, uint64_t relrsz, uint64_t vaddr)
-{
-	uint64_t off, base = 0;
-	if (!relr || !relrsz || relrsz > (UINT64_C(1) << 32) || !elf_vaddr_to_offset(ef, relr, relrsz, &off))
-		return false;
-	for (uint64_t k = 0; k + 8 <= relrsz; k += 8) {
-		uint64_t e;
-		if (!bytes_u64(&ef->raw, off + k, &e))
-			return false;
-		if ((e & 1) == 0) {
-			if (e == vaddr)
-				return true;
-			base = e + 8;
-			continue;
-		}
-		for (unsigned i = 0; (e >>= 1) != 0; i++)
-			if ((e & 1) && base + i * 8 == vaddr)
-				return true;
-		base += 63 * 8;
-	}
-	return false;
-}
-
-/* call_init calls each entry as it is after relocation (x86-64): a
- * R_X86_64_RELATIVE one at its addend, which must be code; an entry no
- * relocation writes is called at its raw value, which in an object loaded
- * at a base other than 0 is no address of it (a guess: SIGSEGV). */
-static void check_init_entries(struct elf_file *ef, const struct dyn_raw *r, uint64_t array, uint64_t n)
-{
-	if (ef->machine != EM_X86_64_ || !ef->is64)
-		return;
-	for (uint64_t k = 0; k < n && k < INIT_ENTRIES_CHECKED; k++) {
-		uint64_t slot = array + k * 8, target, raw = 0;
-		uint32_t type, sym;
-		bool relocated = slot_reloc(ef, slot, &type, &sym, &target);
-		if (relocated && type != 8 /* R_X86_64_RELATIVE */) {
-			/* a symbol's address: code, unless the symbol is data or a
-			 * weak undefined one (0) */
-			struct elf_sym s;
-			if (!elf_sym_head(ef, sym, &s) ||
-			    !(s.type == STT_OBJECT_ || s.type == STT_TLS_ || (s.shndx == SHN_UNDEF_ && s.bind == STB_WEAK_)))
-				continue;
-			ef->init_fault = "DT_INIT_ARRAY entry";
-			ef->init_fault_index = k;
-			ef->init_fault_at = s.value;
-			ef->init_fault_unrelocated = false;
-			return;
-		}
-		uint64_t off;
-		if (!relocated && elf_vaddr_to_offset(ef, slot, 8, &off))
-			bytes_u64(&ef->raw, off, &raw);
-		if (!relocated && relr_covers(ef, r->relr, r->relrsz, slot)) {
-			relocated = true;	/* l_addr is added to the word in place */
-			target = raw;
-		}
-		if (relocated ? elf_image_executable(ef, target) : ef->type == ET_EXEC_ && elf_image_executable(ef, raw))
-			continue;
-		ef->init_fault = "DT_INIT_ARRAY entry";
-		ef->init_fault_index = k;
-		ef->init_fault_at = relocated ? target : raw;
-		ef->init_fault_unrelocated = !relocated;
-		return;
-	}
-}
-
 /* dl-init.c call_init: DT_INIT is called, DT_INIT_ARRAY read. */
-static void check_init(struct elf_file *ef, const struct dyn_raw *r)
+static void check_init(struct arena *a, struct elf_file *ef, const struct dyn_raw *r)
 {
 	uint64_t gap;
 	bool any_load = false;
@@ -1219,25 +1131,7 @@ static void check_init(struct elf_file *ef, const struct dyn_raw *r)
 		ef->init_fault = "DT_INIT_ARRAY";
 		ef->init_fault_at = gap;
 	} else if (r->has_init_array) {
-		check_init_entries(ef, r, r->init_array, init_count(ef, r));
-	}
-}
-
-/* elf_machine_rela_relative asserts each of the first DT_RELACOUNT
- * entries is R_X86_64_RELATIVE. */
-static void check_relative(struct elf_file *ef)
-{
-	if (ef->machine != EM_X86_64_ || !ef->is64 || !ef->relacount || !ef->rela.data.len)
-		return;
-	uint64_t n = MIN(ef->relacount, ef->rela.data.len / 24);
-	for (uint64_t k = 0; k < n; k++) {
-		uint64_t info;
-		if (!bytes_u64(&ef->rela.data, k * 24 + 8, &info))
-			return;
-		if ((info & 0xffffffffu) != 8 /* R_X86_64_RELATIVE */) {
-			ef->relative_assert = true;
-			return;
-		}
+		elf_check_init_entries(a, ef, r->init_array, init_count(ef, r), r->relr, r->relrsz);
 	}
 }
 
@@ -1252,7 +1146,7 @@ static uint64_t relative_count(uint64_t count, uint64_t ent, uint64_t size)
 	return k <= size ? k / ent : count;
 }
 
-static void read_relocations(struct elf_file *ef, const struct dyn_raw *r)
+static void read_relocations(struct arena *a, struct elf_file *ef, const struct dyn_raw *r)
 {
 	uint64_t relent = ef->is64 ? 16 : 8, relaent = ef->is64 ? 24 : 12;
 	ef->relcount = relative_count(r->relcount, relent, r->relsz);
@@ -1279,8 +1173,8 @@ static void read_relocations(struct elf_file *ef, const struct dyn_raw *r)
 			r->pltrelsz || (r->relasz && !ef->rela.count);
 	if (symbolic)
 		check_reloc_reach(ef, "DT_VERSYM", r->has_versym, r->versym, (uint64_t)ef->nsyms * 2);
-	check_relative(ef);
-	check_init(ef, r);
+	elf_check_relative(ef);
+	check_init(a, ef, r);
 }
 
 /* ---- sections by name ---- */
@@ -1434,7 +1328,7 @@ static void read_dynamic(struct arena *a, struct elf_file *ef)
 	read_symbols(ef, &r);
 	read_verdef(a, ef, &r);
 	read_verneed(a, ef, &r);
-	read_relocations(ef, &r);
+	read_relocations(a, ef, &r);
 	check_map_faults(a, ef, &r);
 	read_carried_fault(a, ef, &r);
 }
