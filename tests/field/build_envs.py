@@ -101,6 +101,30 @@ def torch_wheel(version):
     return find()
 
 
+def copy_env(src, dst):
+    """A hard-link copy of the venv src at dst (cp -al: no file data is
+    copied).  The files shared with src are never opened for writing: the
+    few that name src's path (bin/ scripts, activate) are replaced by new
+    files, and our own markers are unlinked before they are rewritten."""
+    subprocess.run(["cp", "-al", src, dst], check=True)
+    for f in (".abiscope-field", ".abiscope-requirements.txt"):
+        if os.path.lexists(os.path.join(dst, f)):
+            os.unlink(os.path.join(dst, f))
+    bindir = os.path.join(dst, "bin")
+    for f in os.listdir(bindir):
+        p = os.path.join(bindir, f)
+        if os.path.islink(p) or not os.path.isfile(p):
+            continue
+        data = open(p, "rb").read()
+        if src.encode() not in data:
+            continue
+        tmp = p + ".abiscope-new"
+        with open(tmp, "wb") as out:
+            out.write(data.replace(src.encode(), dst.encode()))
+        shutil.copymode(p, tmp)
+        os.replace(tmp, p)
+
+
 def fingerprint(e):
     lk = lock_path(e["name"])
     text = json.dumps(e, sort_keys=True) + (open(lk).read() if os.path.exists(lk) else "")
@@ -118,10 +142,14 @@ def build(e, all_envs):
         return d
     if e.get("base"):
         build(all_envs[e["base"]], all_envs)
+    if e.get("copy_of"):
+        build(all_envs[e["copy_of"]], all_envs)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(ENVS, exist_ok=True)
     sysp = ["--system-site-packages"] if e.get("system_site") else []
-    if e.get("creator") == "venv":
+    if e.get("copy_of"):
+        copy_env(os.path.join(ENVS, e["copy_of"]), d)
+    elif e.get("creator") == "venv":
         subprocess.run([PYTHON, "-m", "venv", "--without-pip", *sysp, d], check=True)
     else:
         uv("venv", "-q", "--python", PYTHON, *sysp, d)
@@ -137,11 +165,15 @@ def build(e, all_envs):
                     req.remove(p)
                     local.append(w)
         lst = os.path.join(d, ".abiscope-requirements.txt")
+        if os.path.lexists(lst):
+            os.unlink(lst)
         with open(lst, "w") as f:
             f.write("\n".join(req) + "\n")
         uv("pip", "install", "-q", "--python", py, "--no-deps", *local, "-r", lst)
     if e.get("nodeps"):
         uv("pip", "install", "-q", "--python", py, "--no-deps", *e["nodeps"])
+    if e.get("uninstall"):
+        uv("pip", "uninstall", "-q", "--python", py, *e["uninstall"])
     if e.get("base"):
         with open(os.path.join(site_packages(d), "abiscope-field-base.pth"), "w") as f:
             f.write(site_packages(os.path.join(ENVS, e["base"])) + "\n")
