@@ -73,7 +73,7 @@ endif
 endif
 endif
 
-.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools devtools clean lint readme docs install uninstall wheel field
+.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools devtools clean lint readme docs install uninstall wheel field field-fixes
 
 all: abiscope
 
@@ -209,6 +209,15 @@ $(BUILD)/src/cxx/torchabi.o: data/torch/abi.idx
 # The field matrix (tests/field/manifest.toml): builds the real PyPI envs
 # that are missing (outside the repository, gigabytes, network), runs the
 # oracle in each and prints the table.  Not part of test or CI.
+# Then the fix oracle (tests/field/fixoracle.py, issue 24): each broken env
+# of tests/field/fixcases.toml built from those envs, abiscope's fix applied
+# for real in a copy, the real import again; `make field-fixes` alone.
 field: all
 	python3 tests/field/matrix.py --pipeline $(FIELD_ENVS)
 	python3 tests/field/matrix.py --from-results --markdown $(BUILD)/field.md $(FIELD_ENVS)
+	$(MAKE) field-fixes
+
+field-fixes: all
+	python3 tests/field/build_envs.py t2.9 t2.10 t2.12 t2.15
+	python3 tests/field/fixoracle.py --chroot
+	python3 tests/field/fixoracle.py -j 2 --markdown $(BUILD)/field-fixes.md --notes $(BUILD)/field-fixes-notes.md $(FIX_CASES)
