@@ -1,24 +1,34 @@
 #!/bin/sh
 # make demo: builds the demo environments from source and shows what
-# abiscope finds in them.
+# abiscope finds in them.  Each step prints the command it runs, exactly
+# (from the repository's top, where make runs it), so it can be pasted;
+# headings are bold only on a terminal (NO_COLOR, FORCE_COLOR and TERM=dumb
+# as abiscope itself honours them), so a log holds no escape codes.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-A=${ABISCOPE:-$top/abiscope}
-sh "$here/build.sh" "$here/build" || exit 1
-SP=$here/build/venv/lib/python3.11/site-packages
-C=$here/build/conda
-say() { printf '\n\033[1m=== %s\033[0m\n$ %s\n' "$1" "$2"; }
+cd "$top" || exit 1
+A=${ABISCOPE:-./abiscope}
+sh demo/build.sh "$here/build" || exit 1
+V=demo/build/venv
+C=demo/build/conda
+SP=$V/lib/python3.11/site-packages
 
-say "the whole environment: every extension module, in the state it would meet" \
-	"abiscope check $here/build/venv"
-"$A" check "$here/build/venv"
+bold= plain=
+if [ -z "${NO_COLOR:-}" ] && { [ -n "${FORCE_COLOR:-}" ] || { [ -t 1 ] && [ "${TERM:-dumb}" != dumb ]; }; }; then
+	bold=$(printf '\033[1m') plain=$(printf '\033[0m')
+fi
+# step TITLE ARGS...: the heading, the command as typed, then its output
+step() {
+	printf '\n%s=== %s%s\n$ %s\n' "$bold" "$1" "$plain" "$(shift; printf '%s ' "$A" "$@" | sed 's/ $//')"
+	shift
+	"$A" "$@"
+}
 
-say "one extension, with the dependency tree" \
-	"abiscope why --preload-global .../torch/lib/libc10.so $SP/gds_io/_C.abi3.so"
-"$A" why "$SP/gds_io/_C.abi3.so"
-
-say "conda's old libstdc++ shadows the one the extension was built for" \
-	"abiscope why --process $C/bin/python3 $C/lib/python3.11/site-packages/fastops/_fastops.cpython-311-x86_64-linux-gnu.so"
-"$A" why --process "$C/bin/python3" "$C/lib/python3.11/site-packages/fastops/_fastops.cpython-311-x86_64-linux-gnu.so"
+step "the whole environment: every extension module, in the state it would meet" \
+	check $V
+step "one extension, in the venv's python, with the dependency tree" \
+	why --process $V/bin/python3 $SP/gds_io/_C.abi3.so
+step "conda's old libstdc++ shadows the one the extension was built for" \
+	why --process $C/bin/python3 $C/lib/python3.11/site-packages/fastops/_fastops.cpython-311-x86_64-linux-gnu.so
 exit 0

@@ -27,6 +27,8 @@ struct common_opts {
 	bool verbose;			/* -v, --verbose */
 	const char *cwd;		/* --cwd DIR */
 	uint64_t page_size;		/* --page-size N (0: not given) */
+	int quiet;			/* -q: the report only (no progress line, no
+					 * prompt); -qq: nothing on standard output */
 };
 
 /* The scan_where of the common options (--root, --cwd, --page-size). */
@@ -92,6 +94,12 @@ bool arg_value(struct args *a, const char *name, const char **value, bool *error
  * true when the option was one of them; *error after a usage message. */
 bool arg_gpu_target(struct args *a, const char **gpus, size_t *ngpus, size_t max, const char **driver,
 		    bool *error);
+/* --fail-on error|warning: true (and claimed) when the option was it;
+ * *on_warning says which, *error after a usage message. */
+bool arg_fail_on(struct args *a, bool *on_warning, bool *error);
+/* The exit status under --fail-on: code, but 1 in place of 0 when warnings
+ * were reported and on_warning (said on stderr: JSON stays one document). */
+int fail_on_status(const char *cmd, int code, bool on_warning, size_t nwarnings);
 /* Prints "abiscope CMD: MSG" to stderr and returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parses --color=auto|always|never. */

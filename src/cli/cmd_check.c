@@ -30,6 +30,7 @@ struct check_cli {
 	struct check_options opt;
 	bool llp_given;
 	const char *junit;	/* --junit FILE */
+	bool fail_on_warning;	/* --fail-on warning */
 };
 
 static int parse(int argc, char **argv, struct check_cli *o)
@@ -58,6 +59,8 @@ static int parse(int argc, char **argv, struct check_cli *o)
 			o->opt.python = v;
 		} else if (arg_value(&a, "--junit", &v, &err)) {
 			o->junit = v;
+		} else if (arg_fail_on(&a, &o->fail_on_warning, &err)) {
+			/* --fail-on */
 		} else if (arg_value(&a, "--host", &v, &err)) {
 			o->host = v;
 		} else if (arg_value(&a, "--ld-library-path", &v, &err)) {
@@ -940,5 +943,5 @@ int cmd_check(int argc, char **argv)
 	if (modelled)
 		scan_release(&s2);
 	scan_release(&s);
-	return code;
+	return fail_on_status("check", code, o.fail_on_warning, here.nwarn);
 }

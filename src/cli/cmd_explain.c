@@ -55,6 +55,7 @@ struct explain_cli {
 	const char *python, *root;
 	struct scan_where where;	/* --root, --cwd, --page-size */
 	bool json, verbose;
+	int quiet;
 	enum color_mode color;
 	int first_text, argc;
 	char **argv;
@@ -77,6 +78,7 @@ static int parse(int argc, char **argv, struct explain_cli *o)
 		return args_status(k);
 	o->json = a.common.json;
 	o->verbose = a.common.verbose;
+	o->quiet = a.common.quiet;
 	o->root = a.common.root;
 	o->where = cli_where(&a.common);
 	o->color = a.common.color;
@@ -157,7 +159,7 @@ int cmd_explain(int argc, char **argv)
 			off += (size_t)snprintf(text + off, total + 1 - off, "%s%s", argv[i], i + 1 < argc ? " " : "");
 		len = off;
 	} else {
-		if (isatty(STDIN_FILENO))
+		if (isatty(STDIN_FILENO) && !o.quiet)
 			fprintf(stderr, "abiscope explain: paste the error, then Ctrl-D\n");
 		bool cut;
 		text = read_all(stdin, &len, &cut);

@@ -15,6 +15,8 @@
 	"by the CUDA toolkit's stub, from $CUDA_HOME or /usr/local/cuda)"
 #define JUNIT_HELP "also write a JUnit XML report to FILE ('-': standard output): one test case per " \
 	"extension module, a failure with its root cause for each that would not import"
+#define FAIL_ON_HELP "error (the default): exit 1 when something would fail; warning: also when a warning is " \
+	"reported (a CI job that fails on warnings)"
 #define END_OPTIONS { NULL, NULL, NULL, 0, NULL, NULL }
 
 static const struct cli_option why_options[] = {
@@ -74,6 +76,7 @@ static const struct cli_option check_options[] = {
 	{ "--no-driver", NULL, NULL, 0, NULL, "do not ask libcuda.so.1 for the GPUs" },
 	{ "--ld-library-path", NULL, "LIST", 0, NULL, LLP_HELP },
 	{ "--junit", NULL, "FILE", 0, "file", JUNIT_HELP },
+	{ "--fail-on", NULL, "LEVEL", 0, "error warning", FAIL_ON_HELP },
 	{ "--host", NULL, "SNAPSHOT", 0, "file", "check on the host a snapshot describes (abiscope snapshot): its "
 	  "environment, or PATHs of this machine copied into it: a package folder to the same place in its "
 	  "site-packages, a whole venv's site-packages over its own; then imported by its interpreter after "
@@ -163,6 +166,10 @@ const struct cli_command cli_commands[] = {
 		.root_help = "inspect the file system under DIR (a container image, a mounted disk) with its own ld.so.cache "
 			"and loader",
 		.verbose_help = "show notes and every consequence",
+		.examples =
+			"abiscope why .venv/lib/python3.11/site-packages/sgl_kernel/sm100/common_ops.abi3.so\twould this extension load in python3 on PATH, and why not\n"
+			"abiscope why --process .venv/bin/python sgl_kernel\tthe same by import name, in the venv's own python\n"
+			"abiscope why --preload-global libtorch.so --gpu H100 _C.so\tafter a library loaded RTLD_GLOBAL, judged for an H100 too\n",
 		.exit_status = "0 would load, 1 would not load, 2 usage error, 3 TARGET unreadable",
 	},
 	{
@@ -181,6 +188,9 @@ const struct cli_command cli_commands[] = {
 		.options = cuda_options,
 		.common = COMMON_ALL,
 		.verbose_help = "every object (also those without device code), each fatbin, and notes",
+		.examples =
+			"abiscope cuda --gpu sm_120 .venv\twould the CUDA code of the environment run on an RTX 50xx\n"
+			"abiscope cuda --list-elf libflash_attn.so\tthe cubins of one library, as cuobjdump --list-elf lists them\n",
 		.exit_status = "0 nothing would fail, 1 something would fail on the GPU, 2 usage error, 3 a PATH could not be read",
 	},
 	{
@@ -194,8 +204,11 @@ const struct cli_command cli_commands[] = {
 			"the system's libcuda.so.1 reports them (the driver is the only library abiscope\n"
 			"loads).  A machine without a driver is reported as such.",
 		.options = gpu_options,
-		.common = COMMON_ROOT | COMMON_JSON | COMMON_COLOR,
+		.common = COMMON_ROOT | COMMON_JSON | COMMON_COLOR | COMMON_QUIET,
 		.root_help = "read DIR/proc/driver/nvidia/version; libcuda.so.1 is not loaded",
+		.examples =
+			"abiscope gpu\tthe driver and GPUs of this machine\n"
+			"abiscope gpu --json\tthe same as JSON\n",
 		.exit_status = "0 (also without a driver), 2 usage error",
 	},
 	{
@@ -238,6 +251,11 @@ const struct cli_command cli_commands[] = {
 		.common = COMMON_ALL | COMMON_WHERE,
 		.verbose_help = "every line of each cause, then every distribution and module with its findings "
 				"(search lists, every symbol), healthy ones and notes too",
+		.examples =
+			"abiscope check\tthe active environment ($VIRTUAL_ENV, $CONDA_PREFIX, else python3 on PATH)\n"
+			"abiscope check --gpu H100 --driver 580.65.06 .venv\tas it would import on another machine's GPU and driver\n"
+			"abiscope check --junit report.xml --fail-on warning .venv\tin CI: a JUnit report, and a failed job on warnings too\n"
+			"abiscope check --host node7.json.gz .venv\twould this venv import on the host the snapshot describes\n",
 		.exit_status = "0 nothing is known to fail (everything imports, or CANNOT TELL for some), 1 something "
 			       "would fail, 2 usage error, 3 a PATH could not be read",
 	},
@@ -254,6 +272,9 @@ const struct cli_command cli_commands[] = {
 		.options = explain_options,
 		.common = COMMON_ALL | COMMON_WHERE,
 		.verbose_help = "show every consequence",
+		.examples =
+			"abiscope explain < traceback.txt\tthe root cause and fix of a pasted error, in the environment its paths name\n"
+			"abiscope explain --python .venv/bin/python \"ImportError: libcudart.so.12: cannot open shared object file\"\ta bare error, in a given environment\n",
 		.exit_status = "0 the diagnosis finds no failure, 1 it explains a failure, 2 usage error (nothing to explain)",
 		.options_end_at_operand = true,
 	},
@@ -278,6 +299,9 @@ const struct cli_command cli_commands[] = {
 		.common = COMMON_ALL | COMMON_WHERE,
 		.root_help = "the environment is in the file system under DIR",
 		.verbose_help = "also every finding under its module",
+		.examples =
+			"abiscope wheel flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl\twould it install and import here, and what would it break\n"
+			"abiscope wheel --env .venv --gpu sm_90 dist/*.whl\tinto another environment, for an H100's architecture\n",
 		.exit_status = "0 it installs and nothing breaks, 1 pip would refuse it, one of its modules would not import, "
 			"or it breaks another; 2 usage error; 3 the wheel or the environment could not be read",
 	},
@@ -299,8 +323,11 @@ const struct cli_command cli_commands[] = {
 			"or extracted.  Without PATH: $VIRTUAL_ENV, then $CONDA_PREFIX, then the\n"
 			"python3 on PATH.",
 		.options = torch_compat_options,
-		.common = COMMON_JSON | COMMON_COLOR | COMMON_VERBOSE,
+		.common = COMMON_JSON | COMMON_COLOR | COMMON_VERBOSE | COMMON_QUIET,
 		.verbose_help = "each object, and the releases each binds against",
+		.examples =
+			"abiscope torch-compat\twhich torch releases the active environment's extensions bind against\n"
+			"abiscope torch-compat sgl_kernel-0.3.21-cp310-abi3-manylinux2014_x86_64.whl\tthe same for a wheel, before installing it\n",
 		.exit_status = "0 every package binds against the installed torch (or, with no torch installed, some release "
 			"satisfies them all), 1 one does not or they conflict, 2 usage error, 3 a PATH or the index could not be read",
 	},
@@ -324,6 +351,9 @@ const struct cli_command cli_commands[] = {
 		.common = COMMON_ALL,
 		.root_help = "environments (not snapshot files) are under DIR",
 		.verbose_help = "every line of every finding",
+		.examples =
+			"abiscope diff good-node.json.gz bad-node.json.gz\twhat differs between two hosts, imports that differ first\n"
+			"abiscope diff .venv-old .venv\ttwo environments of this machine\n",
 		.exit_status = "0 no import changes, 1 an import or a used symbol differs, 2 usage error, 3 A or B could not be read",
 	},
 	{
@@ -341,8 +371,11 @@ const struct cli_command cli_commands[] = {
 			"differs, imports that fail first.  docs/snapshot.md shows how to collect\n"
 			"snapshots with srun, pdsh, Ansible or a Kubernetes DaemonSet.",
 		.options = fleet_options,
-		.common = COMMON_JSON | COMMON_COLOR | COMMON_VERBOSE,
+		.common = COMMON_JSON | COMMON_COLOR | COMMON_VERBOSE | COMMON_QUIET,
 		.verbose_help = "list every host of every group",
+		.examples =
+			"abiscope fleet snapshots/\twhich hosts differ from the rest\n"
+			"abiscope fleet --expect 'gpu1,gpu2,gpu3' snapshots/\t... and which expected hosts sent no snapshot\n",
 		.exit_status = "0 every host alike, 1 some hosts differ or an expected host has no snapshot, 2 usage error, 3 a "
 			"snapshot could not be read (the others are still grouped) or there was none and no host was expected",
 	},
@@ -363,9 +396,12 @@ const struct cli_command cli_commands[] = {
 			"  abiscope diff FILE OTHER               what differs, ordered by consequence\n"
 			"  abiscope fleet FILE...                 which hosts differ from the rest",
 		.options = snapshot_options,
-		.common = COMMON_ROOT | COMMON_JSON,
+		.common = COMMON_ROOT | COMMON_JSON | COMMON_QUIET,
 		.root_help = "describe the system under DIR (a container image)",
 		.json_help = "print a JSON summary instead of text",
+		.examples =
+			"abiscope snapshot -o node7.json.gz .venv\tdescribe this host and the venv, for check --host, diff and fleet\n"
+			"abiscope snapshot --root /mnt/image -o image.json.gz\ta container image's file system\n",
 		.exit_status = "0 written, 2 usage error, 3 ENV could not be read or FILE written",
 	},
 	{
@@ -380,6 +416,9 @@ const struct cli_command cli_commands[] = {
 			"this command from the same table as --help.",
 		.options = help_options,
 		.common = 0,
+		.examples =
+			"abiscope help check\tthe same as abiscope check --help\n"
+			"abiscope help --man check | man -l -\tthe man page, without installing it\n",
 		.exit_status = "0, 2 usage error (no such command)",
 	},
 	{
@@ -395,6 +434,8 @@ const struct cli_command cli_commands[] = {
 			"  eval \"$(abiscope completion zsh)\"       # ~/.zshrc, after compinit",
 		.options = no_options,
 		.common = 0,
+		.examples =
+			"eval \"$(abiscope completion bash)\"\tin ~/.bashrc: completion of commands, options and their values\n",
 		.exit_status = "0, 2 usage error (no such shell)",
 	},
 };

@@ -55,6 +55,14 @@ static void print_label(FILE *out, const struct cli_option *o)
 		fprintf(out, " %s", o->value);
 }
 
+/* abiscope(1)'s and `abiscope --help`'s examples: the command line, what it does */
+static const char *const top_examples[][2] = {
+	{ "abiscope check", "would every extension module of the active environment import" },
+	{ "abiscope explain < traceback.txt", "the root cause of a pasted ImportError, and the fix" },
+	{ "abiscope wheel flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl", "would it install and import here" },
+	{ "abiscope check --junit report.xml --fail-on warning", "in CI" },
+};
+
 void cli_print_usage(FILE *out)
 {
 	fprintf(out, "usage: abiscope COMMAND [options] ...\n\n"
@@ -63,7 +71,11 @@ void cli_print_usage(FILE *out)
 		     "commands:\n");
 	for (size_t i = 0; i < cli_ncommands; i++)
 		fprintf(out, "  %-11s %s\n", cli_commands[i].name, cli_commands[i].summary);
-	fprintf(out, "\n'abiscope COMMAND --help' describes a command; 'abiscope --version' prints the version.\n");
+	fputs("\nexamples:\n", out);
+	for (size_t i = 0; i < ARRAY_SIZE(top_examples); i++)
+		fprintf(out, "  %s\n      %s\n", top_examples[i][0], top_examples[i][1]);
+	fprintf(out, "\n'abiscope COMMAND --help' describes a command; 'abiscope --version' (-V) prints the version.\n"
+		     "The options every command takes (-q, -v, --json, --color) may also come before COMMAND.\n");
 }
 
 void cli_print_help(FILE *out, const struct cli_command *c)
@@ -88,6 +100,19 @@ void cli_print_help(FILE *out, const struct cli_command *c)
 		else
 			fprintf(out, "%*s", (int)(col - len), "");
 		wrap(out, opts[i].help, col, col);
+	}
+	if (c->examples) {
+		fputs("\nexamples:\n", out);
+		for (const char *p = c->examples; *p;) {
+			const char *tab = strchr(p, '\t'), *nl = strchr(p, '\n');
+			if (!tab || !nl || tab > nl)
+				break;
+			fprintf(out, "  %.*s\n      ", (int)(tab - p), p);
+			char what[512];
+			snprintf(what, sizeof what, "%.*s", (int)(nl - tab - 1), tab + 1);
+			wrap(out, what, 6, 6);
+			p = nl + 1;
+		}
 	}
 	fputs("\nexit status: ", out);
 	wrap(out, c->exit_status, strlen("exit status: "), 0);
@@ -242,6 +267,20 @@ static void man_command(FILE *out, const struct cli_command *c)
 	fputs(".SH OPTIONS\n", out);
 	for (size_t i = 0; i < n; i++)
 		roff_option(out, &opts[i]);
+	if (c->examples) {
+		fputs(".SH EXAMPLES\n", out);
+		for (const char *p = c->examples; *p;) {
+			const char *tab = strchr(p, '\t'), *nl = strchr(p, '\n');
+			if (!tab || !nl || tab > nl)
+				break;
+			fputs(".TP\n.B ", out);
+			roff(out, p, (size_t)(tab - p));
+			fputc('\n', out);
+			roff(out, tab + 1, (size_t)(nl - tab - 1));
+			fputc('\n', out);
+			p = nl + 1;
+		}
+	}
 	fputs(".SH \"EXIT STATUS\"\n", out);
 	roff_str(out, c->exit_status);
 	fputs("\n.SH \"SEE ALSO\"\n\\fBabiscope\\fR(1)\n", out);
@@ -251,7 +290,7 @@ static void man_abiscope(FILE *out)
 {
 	man_header(out, "abiscope", "why native code in a Python environment will not load or run");
 	fputs(".SH SYNOPSIS\n.B abiscope\n\\fICOMMAND\\fR [\\fIoptions\\fR] ...\n.br\n"
-	      ".B abiscope \\-\\-version\n.SH DESCRIPTION\n", out);
+	      ".B abiscope \\-\\-version\\fR|\\fB\\-V\n.SH DESCRIPTION\n", out);
 	roff_paragraphs(out, "abiscope reads shared objects, CUDA fatbins, Python package metadata, wheels and\n"
 		"host snapshots without importing, loading or running them, predicts what glibc's\n"
 		"dynamic loader, Python's import and the CUDA driver will do, and explains the\n"
@@ -273,8 +312,19 @@ static void man_abiscope(FILE *out)
 	size_t n = cli_options_of(&all, opts, ARRAY_SIZE(opts));
 	for (size_t i = 0; i < n && i < ARRAY_SIZE(opts); i++)
 		roff_option(out, &opts[i]);
+	fputs(".SH EXAMPLES\n", out);
+	for (size_t i = 0; i < ARRAY_SIZE(top_examples); i++) {
+		fputs(".TP\n.B ", out);
+		roff_str(out, top_examples[i][0]);
+		fputc('\n', out);
+		roff_str(out, top_examples[i][1]);
+		fputc('\n', out);
+	}
 	fputs(".SH ENVIRONMENT\n"
-	      ".TP\n.B NO_COLOR\nno colour, unless \\-\\-color=always\n"
+	      ".TP\n.B NO_COLOR\nno colour, unless \\-\\-color=always (it wins over the two below)\n"
+	      ".TP\n.B FORCE_COLOR\\fR, \\fBCLICOLOR_FORCE\ncolour also when the output is not a terminal (a CI log), unless "
+	      "\\-\\-color=never; CLICOLOR_FORCE=0 does not force\n"
+	      ".TP\n.B TERM\n\\fBdumb\\fR: no colour with \\-\\-color=auto\n"
 	      ".TP\n.B VIRTUAL_ENV\\fR, \\fBCONDA_PREFIX\\fR, \\fBPATH\n"
 	      "the environment checked when none is given: the venv, the conda environment, the python3 on PATH\n"
 	      ".TP\n.B LD_LIBRARY_PATH\\fR, \\fBLD_BIND_NOW\n"
@@ -305,15 +355,15 @@ static void bash_compgen(FILE *out, const char *complete)
 	if (!complete)
 		fputs("return 0", out);
 	else if (str_eq(complete, "file"))
-		fputs("COMPREPLY=($(compgen -f -- \"$cur\"))", out);
+		fputs("COMPREPLY=($(compgen -f -P \"$pre\" -- \"$cur\"))", out);
 	else if (str_eq(complete, "dir"))
-		fputs("COMPREPLY=($(compgen -d -- \"$cur\"))", out);
+		fputs("COMPREPLY=($(compgen -d -P \"$pre\" -- \"$cur\"))", out);
 	else if (str_eq(complete, "command"))
-		fputs("COMPREPLY=($(compgen -c -- \"$cur\"))", out);
+		fputs("COMPREPLY=($(compgen -c -P \"$pre\" -- \"$cur\"))", out);
 	else if (str_eq(complete, "commands"))
 		fputs("COMPREPLY=($(compgen -W \"$_abiscope_commands\" -- \"$cur\"))", out);
 	else
-		fprintf(out, "COMPREPLY=($(compgen -W \"%s\" -- \"$cur\"))", complete);
+		fprintf(out, "COMPREPLY=($(compgen -W \"%s\" -P \"$pre\" -- \"$cur\"))", complete);
 }
 
 static void bash_completion(FILE *out)
@@ -324,8 +374,16 @@ static void bash_completion(FILE *out)
 	for (size_t i = 0; i < cli_ncommands; i++)
 		fprintf(out, "%s%s", i ? " " : "", cli_commands[i].name);
 	fputs("\"\n_abiscope() {\n"
-	      "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+	      "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} pre=\n"
 	      "\tCOMPREPLY=()\n"
+	      "\t# --option=VALUE: one word (COMP_WORDBREAKS without =), or three: --option = VALUE\n"
+	      "\tif [[ $cur == --*=* ]]; then\n"
+	      "\t\tprev=${cur%%=*} pre=${cur%%=*}= cur=${cur#*=}\n"
+	      "\telif [ \"$cur\" = = ] && [[ $prev == --* ]]; then\n"
+	      "\t\tcur=\n"
+	      "\telif [ \"$prev\" = = ] && [ \"$COMP_CWORD\" -ge 3 ]; then\n"
+	      "\t\tprev=${COMP_WORDS[COMP_CWORD-2]}\n"
+	      "\tfi\n"
 	      "\tif [ \"$COMP_CWORD\" -eq 1 ]; then\n"
 	      "\t\tCOMPREPLY=($(compgen -W \"$_abiscope_commands --help --version\" -- \"$cur\"))\n"
 	      "\t\treturn 0\n\tfi\n"

@@ -14,6 +14,28 @@ static void make_sgr(void)
 		snprintf(sgr[i], sizeof sgr[i], "\033%s[%sm", termsafe_mark(), code[i]);
 }
 
+static bool env_set(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v;
+}
+
+/* --color=auto: what uv, ruff and pip do.  NO_COLOR (no-color.org) wins over
+ * FORCE_COLOR (force-color.org) and CLICOLOR_FORCE (not "0"); then a dumb
+ * terminal has none; else colour exactly on a terminal. */
+static bool auto_color(int fd)
+{
+	if (env_set("NO_COLOR"))
+		return false;
+	const char *clicolor_force = getenv("CLICOLOR_FORCE");
+	if (env_set("FORCE_COLOR") || (clicolor_force && *clicolor_force && !str_eq(clicolor_force, "0")))
+		return true;
+	const char *term = getenv("TERM");
+	if (term && str_eq(term, "dumb"))
+		return false;
+	return isatty(fd);
+}
+
 void term_init(struct term *t, FILE *out, enum color_mode mode)
 {
 	t->out = out;
@@ -22,10 +44,9 @@ void term_init(struct term *t, FILE *out, enum color_mode mode)
 	else if (mode == COLOR_NEVER)
 		t->color = false;
 	else {
-		const char *nc = getenv("NO_COLOR");
 		/* stdout and stderr are filter streams with no descriptor of their own */
 		int fd = out == stdout ? STDOUT_FILENO : out == stderr ? STDERR_FILENO : fileno(out);
-		t->color = isatty(fd) && !(nc && *nc);
+		t->color = auto_color(fd);
 	}
 	if (t->color)
 		make_sgr();

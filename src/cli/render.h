@@ -1,9 +1,9 @@
 /*
  * render.h: the pieces every command's output shares.
  *
- * A struct term knows where text goes and whether it may use colour (only
- * on a terminal, never with NO_COLOR set, as --color=auto|always|never
- * says).  Findings render the same way for every command: in text root
+ * A struct term knows where text goes and whether it may use colour
+ * (--color=always|never, or auto: on a terminal that is not TERM=dumb,
+ * forced by FORCE_COLOR or CLICOLOR_FORCE, never with NO_COLOR set).  Findings render the same way for every command: in text root
  * causes first with their consequences under them; in JSON as objects
  * with id, severity, object, title, explanation, fix, caused_by and the
  * fields of their id at the top level.

@@ -40,7 +40,8 @@ enum cli_common {
 	COMMON_JSON = 1u << 1,		/* --json */
 	COMMON_COLOR = 1u << 2,		/* --color WHEN */
 	COMMON_VERBOSE = 1u << 3,	/* -v, --verbose */
-	COMMON_ALL = COMMON_ROOT | COMMON_JSON | COMMON_COLOR | COMMON_VERBOSE,
+	COMMON_QUIET = 1u << 6,		/* -q, --quiet (-qq) */
+	COMMON_ALL = COMMON_ROOT | COMMON_JSON | COMMON_COLOR | COMMON_VERBOSE | COMMON_QUIET,
 	/* the inspected processes' working directory and machine (scan_where) */
 	COMMON_CWD = 1u << 4,		/* --cwd DIR */
 	COMMON_PAGE_SIZE = 1u << 5,	/* --page-size N */
@@ -60,6 +61,8 @@ struct cli_command {
 	unsigned common;			/* enum cli_common */
 	/* The command's own words for a common option; NULL: the shared text */
 	const char *root_help, *json_help, *color_help, *verbose_help;
+	/* Examples, one a line: the command line, a tab, what it does */
+	const char *examples;
 	const char *exit_status;	/* "0 ..., 1 ..., 2 usage error" */
 	bool options_end_at_operand;	/* the first operand ends the options (explain) */
 };
@@ -69,6 +72,10 @@ extern const size_t cli_ncommands;
 
 /* The command of that name, or NULL. */
 const struct cli_command *cli_command_named(const char *name);
+
+/* The candidate a mistyped word most likely meant (a small edit away, or
+ * the one candidate it begins), or NULL: "chek" -> "check". */
+const char *cli_similar(const char *word, size_t len, const char *const *candidates, size_t n);
 
 /* Every option of c in the order --help lists them: its own, then the
  * common ones it takes (with its own words for them), then --help.

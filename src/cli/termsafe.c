@@ -17,6 +17,7 @@ struct sink {
 	FILE *raw;		/* the original descriptor, buffered */
 	unsigned char pending[PENDING_MAX];
 	size_t npending;
+	bool discard;		/* -qq: what is written goes nowhere */
 };
 
 static struct sink sinks[2];
@@ -99,6 +100,8 @@ static ssize_t sink_write(void *cookie, const char *buf, size_t size)
 {
 	struct sink *s = cookie;
 	size_t done = 0;
+	if (s->discard)
+		return (ssize_t)size;
 	while (done < size) {
 		/* the pending tail first, joined with the head of buf */
 		unsigned char work[PENDING_MAX + 4096];
@@ -117,7 +120,7 @@ static ssize_t sink_write(void *cookie, const char *buf, size_t size)
 
 static void sink_final(struct sink *s)
 {
-	if (s->npending)
+	if (s->npending && !s->discard)
 		termsafe_escape(s->raw, s->pending, s->npending, true);
 	s->npending = 0;
 	fflush(s->raw);
@@ -194,6 +197,13 @@ void termsafe_install(void)
 	stderr = err;
 	installed = true;
 	atexit(at_exit);
+}
+
+void termsafe_silence_stdout(void)
+{
+	fflush(stdout);
+	if (installed)
+		sinks[0].discard = true;
 }
 
 const char *one_line(const char *s)

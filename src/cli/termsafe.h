@@ -33,6 +33,10 @@
 /* Wraps stdout and stderr.  Call once, first thing in main(). */
 void termsafe_install(void);
 
+/* From here on nothing written to stdout reaches the terminal (-qq); a
+ * no-op when the filter could not be installed. */
+void termsafe_silence_stdout(void);
+
 /* The mark that must follow ESC for the filter to let a sequence through,
  * or "" when the filter is not installed (then nothing is escaped). */
 const char *termsafe_mark(void);

@@ -43,7 +43,7 @@ def errors(schema, doc):
 def main():
     # every command whose --help offers --json has a schema
     usage = subprocess.run([ABISCOPE, "--help"], capture_output=True, text=True).stdout
-    commands = [l.split()[0] for l in usage.split("commands:")[1].strip().splitlines() if l.startswith("  ")]
+    commands = [l.split()[0] for l in usage.split("commands:")[1].split("\n\n")[0].strip().splitlines() if l.startswith("  ")]
     for c in commands:
         h = subprocess.run([ABISCOPE, c, "--help"], capture_output=True, text=True).stdout
         if "  --json" in h:
