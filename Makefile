@@ -37,7 +37,7 @@ LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS  += $(LDLIBS_BASE)
 
 LIB_SRC := $(sort $(wildcard src/*.c src/core/*.c src/elf/*.c src/loader/*.c src/cxx/*.c \
-	src/cuda/*.c src/diagnose/*.c src/pyenv/*.c src/host/*.c src/report/*.c))
+	src/cuda/*.c src/diagnose/*.c src/pyenv/*.c src/host/*.c src/advice/*.c src/report/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)

@@ -39,7 +39,7 @@ FUNCTION_MAX = 150
 # include its own headers; src/scan.h (the context of one scan) sits just
 # above elf/.
 LAYERS = ["core", "report", "elf", "scan", "loader", ("cxx", "cuda"), "diagnose", "pyenv",
-          "host", "cli"]
+          "host", "advice", "cli"]
 
 
 def layer_rank():

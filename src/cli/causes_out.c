@@ -140,8 +140,9 @@ void render_cause_text(const struct term *t, struct arena *a, const struct cause
 	}
 	if (!verbose && more > 2)
 		fprintf(t->out, "%s... and %zu more of this cause (-v shows them)\n", pad, more - 2);
-	if (f->fix)
-		fprintf(t->out, "%s%sfix:%s %s\n", pad, c_green(t), c_reset(t), one_line(f->fix));
+	const char *fix = c->fix ? c->fix : f->fix;
+	if (fix)
+		fprintf(t->out, "%s%sfix:%s %s\n", pad, c_green(t), c_reset(t), one_line(fix));
 	bool any_module = false;
 	for (size_t i = 0; i < c->members.n && !any_module; i++)
 		any_module = val_get_str(((const struct finding *)c->members.item[i])->fields, "module") != NULL;
@@ -201,7 +202,9 @@ void render_causes_json(struct jw *w, const struct causes *cs)
 		jw_kstr(w, "severity", severity_name(c->severity));
 		jw_kstr(w, "id", c->lead->id);
 		jw_kstr(w, "title", c->lead->title);
-		jw_kstr(w, "fix", c->lead->fix);
+		jw_kstr(w, "fix", c->fix ? c->fix : c->lead->fix);
+		jw_key(w, "fix_actions");
+		render_actions_json(w, c->actions.n ? &c->actions : &c->lead->actions);
 		jw_kint(w, "lead", c->lead->index);
 		jw_kbool(w, "guess", c->guess);
 		jw_kbool(w, "driver", c->driver);

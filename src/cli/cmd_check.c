@@ -6,6 +6,7 @@
 #include "cxx/torchcompat.h"
 #include "cli/junit.h"
 #include "cli/causes_out.h"
+#include "cli/plan_out.h"
 #include "cli/termsafe.h"
 #include "pyenv/check.h"
 #include "host/snapshot.h"
@@ -557,6 +558,7 @@ struct check_run {
 	size_t *ffirst, *fend;		/* each environment's findings in the scan's list */
 	struct causes *causes;		/* each environment's root causes */
 	struct causes all;		/* over every finding (JSON) */
+	struct advice *advice;		/* each environment's actions and plan */
 	size_t nfail, next, ngpu_fail, nwarn;
 	size_t nself, nfail_self;	/* libraries the packages' imports load themselves */
 	size_t ncannot_tell;		/* not known to fail: never counted as importing, nor as failing */
@@ -596,6 +598,19 @@ static void torch_all_for(struct scan *s, const struct env_check *c, struct caus
 	}
 }
 
+/* The actions advice gave an environment's causes, on the same causes of the list over every finding. */
+static void copy_cause_fixes(const struct causes *from, struct causes *all)
+{
+	for (size_t k = 0; k < all->list.n; k++) {
+		struct cause *x = all->list.item[k];
+		const struct cause *c = causes_find(from, x->key);
+		if (c && !x->actions.n && !x->fix) {
+			x->actions = c->actions;
+			x->fix = c->fix;
+		}
+	}
+}
+
 static int run_envs(struct scan *s, const struct check_cli *o, const struct check_options *opt,
 		    struct check_run *r)
 {
@@ -606,6 +621,7 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 	r->ffirst = arena_calloc(&s->arena, r->nenv, sizeof *r->ffirst);
 	r->fend = arena_calloc(&s->arena, r->nenv, sizeof *r->fend);
 	r->causes = arena_calloc(&s->arena, r->nenv, sizeof *r->causes);
+	r->advice = arena_calloc(&s->arena, r->nenv, sizeof *r->advice);
 	for (size_t i = 0; i < r->nenv; i++) {
 		struct diag d;
 		diag_clear(&d);
@@ -634,8 +650,11 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 		r->next += r->envs[i].nextensions;
 	}
 	causes_build(&s->arena, &s->findings, 0, s->findings.list.n, &r->all);
-	for (size_t i = 0; i < r->nenv; i++)
+	for (size_t i = 0; i < r->nenv; i++) {
 		torch_all_for(s, &r->envs[i], &r->causes[i], &r->all);
+		advise_env(s, &r->envs[i], &r->causes[i], r->ffirst[i], r->fend[i], &r->advice[i]);
+		copy_cause_fixes(&r->causes[i], &r->all);
+	}
 	for (size_t i = 0; i < s->findings.list.n; i++)
 		if (str_eq(((struct finding *)s->findings.list.item[i])->id, "import-fails"))
 			r->torch_fails = true;
@@ -665,6 +684,11 @@ static void print_run_json(struct scan *s, struct jw *w, const struct check_run 
 	jw_arr_end(w);
 	jw_key(w, "causes");
 	render_causes_json(w, &r->all);
+	jw_key(w, "plans");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->nenv; i++)
+		render_plan_json(w, &r->advice[i].plan, &r->all);
+	jw_arr_end(w);
 	jw_key(w, "findings");
 	render_findings_json(w, &s->findings);
 }
@@ -729,6 +753,7 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 		const struct cause *x = shown->list.item[k];
 		ncause += !x->driver && (verbose || x->severity != SEV_NOTE);
 	}
+	render_plan_text(t, &s->arena, drv ? &drv->advice[i].plan : &r->advice[i].plan, shown);
 	if (ncause)
 		fprintf(t->out, "%s%s%zu root cause%s%s\n", c_bold(t), drv ? "with the driver: " : "", ncause,
 			ncause == 1 ? "" : "s", c_reset(t));
@@ -927,6 +952,12 @@ int cmd_check(int argc, char **argv)
 		} else {
 			jw_null(&w);
 		}
+		/* the plan for the machine the causes are shown for: with the
+		 * driver when this one has none */
+		const struct check_run *pr = modelled && !drv.failed_to_run && drv.envs[0].driver_stub ? &drv : &here;
+		jw_key(&w, "plan");
+		render_plan_json(&w, pr->nenv == 1 ? &pr->advice[0].plan : NULL, &pr->all);
+		jw_kstr(&w, "plan_causes", pr == &drv ? "with_driver" : "causes");
 		jw_obj_end(&w);
 		jw_end(&w);
 	} else {

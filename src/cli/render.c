@@ -108,6 +108,46 @@ void render_findings_text(const struct term *t, const struct findings *fl, bool 
 	}
 }
 
+void render_action_json(struct jw *w, const struct fix_action *x)
+{
+	jw_obj_begin(w);
+	jw_kstr(w, "action", fix_kind_name(x->kind));
+	switch (x->kind) {
+	case FIX_PIP_INSTALL:
+		jw_kstr(w, "python", x->python);
+		jw_kstrs(w, "requirements", &x->items);
+		jw_kstr(w, "index_url", x->index_url);
+		jw_kbool(w, "no_deps", x->no_deps);
+		jw_kbool(w, "force_reinstall", x->force_reinstall);
+		break;
+	case FIX_PIP_UNINSTALL:
+		jw_kstr(w, "python", x->python);
+		jw_kstrs(w, "distributions", &x->items);
+		break;
+	case FIX_REMOVE_PATH:
+		jw_kstr(w, "path", x->path);
+		break;
+	case FIX_ADD_LIBRARY_PATH:
+		jw_kstr(w, "path", x->path);
+		jw_kstr(w, "how", x->how);
+		break;
+	case FIX_SYSTEM_PACKAGE:
+		jw_kstr(w, "manager", x->manager);
+		jw_kstrs(w, "packages", &x->items);
+		break;
+	}
+	jw_kstr(w, "command", x->command);
+	jw_obj_end(w);
+}
+
+void render_actions_json(struct jw *w, const struct ptrvec *actions)
+{
+	jw_arr_begin(w);
+	for (size_t i = 0; i < actions->n; i++)
+		render_action_json(w, actions->item[i]);
+	jw_arr_end(w);
+}
+
 void render_finding_json(struct jw *w, const struct finding *f)
 {
 	jw_obj_begin(w);
@@ -123,6 +163,8 @@ void render_finding_json(struct jw *w, const struct finding *f)
 	jw_kstr(w, "title", f->title);
 	jw_kstrs(w, "explanation", &f->lines);
 	jw_kstr(w, "fix", f->fix);
+	jw_key(w, "fix_actions");
+	render_actions_json(w, &f->actions);
 	jw_key(w, "caused_by");
 	if (f->caused_by >= 0)
 		jw_int(w, f->caused_by);

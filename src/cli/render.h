@@ -45,5 +45,8 @@ void render_finding_tree(const struct term *t, const struct findings *fl, size_t
 
 /* One finding object (used by commands that group findings themselves). */
 void render_finding_json(struct jw *w, const struct finding *f);
+/* A fix as data (report/action.h): {"action": "pip-install", ..., "command"}; a list of them. */
+void render_action_json(struct jw *w, const struct fix_action *x);
+void render_actions_json(struct jw *w, const struct ptrvec *actions);
 
 #endif

@@ -37,6 +37,10 @@ struct cause {
 	 * the command that knows the environment (cxx/torchcompat.h), or NULL */
 	const char *torch_all;
 	const struct value *torch_all_json;
+	/* the fix of the cause as data (report/action.h), set by the command
+	 * that knows the environment (advice/advice.h); empty: advice only */
+	struct ptrvec actions;
+	const char *fix;	/* the fix line for those actions, or NULL: the lead's */
 };
 
 struct causes {

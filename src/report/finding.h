@@ -14,6 +14,7 @@
 #define ABISCOPE_FINDING_H
 
 #include "core/arena.h"
+#include "report/action.h"
 #include "report/value.h"
 
 enum severity { SEV_ERROR, SEV_WARNING, SEV_NOTE };
@@ -26,6 +27,8 @@ struct finding {
 	const char *title;
 	struct ptrvec lines;	/* const char *: explanation, one line each */
 	const char *fix;
+	struct ptrvec actions;	/* struct fix_action *: the fix as data (report/action.h);
+				 * empty when the fix is advice only */
 	struct value *fields;	/* id-specific fields, a VAL_OBJ */
 	int caused_by;		/* index of the root-cause finding, or -1 */
 	bool guess;
