@@ -47,6 +47,8 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
+PRELOAD_SRC := $(sort $(wildcard tests/tools/preload/*.c))
+PRELOAD_BIN := $(PRELOAD_SRC:tests/tools/preload/%.c=$(BUILD)/tools/%.so)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -104,9 +106,15 @@ $(BUILD)/tools/%: tests/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -rdynamic -o $@ $< -Wl,--as-needed -ldl
 
+# LD_PRELOAD shims of the tests (what a test does to abiscope from outside,
+# such as shrinking a file it has mapped): test builds only.
+$(BUILD)/tools/%.so: tests/tools/preload/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -shared -fPIC -o $@ $< -ldl
+
 unit: $(UNIT_BIN)
 
-test: all unit $(TOOL_BIN) $(BENCH_BIN) $(FUZZ_REPLAY_BIN) $(DEVTOOL_BIN) lint
+test: all unit $(TOOL_BIN) $(PRELOAD_BIN) $(BENCH_BIN) $(FUZZ_REPLAY_BIN) $(DEVTOOL_BIN) lint
 	@ABISCOPE=$(CURDIR)/$(BUILD)/abiscope BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh
 
 asan:

@@ -26,6 +26,13 @@ Rules:
                    data/findings.def that docs/findings.md does not list
   banned           a function of src/core/banned.h used in tests/ or bench/
                    C code (src/ is checked by the compiler)
+  test-hook        a test hook in src/ (an ABISCOPE_TEST... name, or a
+                   function pointer named *_test_*): the release binary has
+                   none; a test acts on abiscope from outside (a second
+                   process, an LD_PRELOAD shim under tests/tools/preload/)
+  writes           a call that writes, truncates, renames, removes or links
+                   a file outside core/fs.c's fs_write_output (abiscope
+                   writes only the files -o and --junit name)
 """
 import os
 import re
@@ -60,6 +67,11 @@ DISK_RE = re.compile(r"\b(fopen|freopen|gzopen|gzdopen|opendir|fdopendir|stat|ls
 RAW_RE = re.compile(r"->data\s*\+|\.data\s*\+")
 ID_CALL_RE = re.compile(r"\b(finding_add|add)\s*\(([^;]*?)\)\s*;", re.S)
 ID_LITERAL_RE = re.compile(r'"([a-z0-9]+(?:-[a-z0-9]+)*)"')
+HOOK_RE = re.compile(r"ABISCOPE_TEST|\(\s*\*\s*\w*_test_\w*\s*\)\s*\(")
+WRITE_RE = re.compile(r"\b(truncate|ftruncate|rename|renameat|renameat2|unlink|unlinkat|remove|rmdir|"
+                      r"mkdir|mkdirat|mkfifo|mknod|link|linkat|symlink|symlinkat|chmod|fchmod|fchmodat|"
+                      r"chown|fchown|lchown|utime|utimes|utimensat|futimens|mkstemp|mkostemp|tmpfile|"
+                      r"fallocate|posix_fallocate)\s*\(")
 BANNED_RE = re.compile(r"\b(strcpy|strcat|strncpy|strncat|strtok|sprintf|vsprintf|gets|atoi|mktemp|"
                        r"system|popen)\s*\(")
 
@@ -290,7 +302,29 @@ class Lint:
                 if m:
                     self.report(rel, lineno, "banned", f"{m.group(1)}() is banned (src/core/banned.h)")
 
+    def test_hooks(self):
+        for rel in sources("src"):
+            text = strip_comments_and_strings(open(os.path.join(TOP, rel), encoding="utf-8").read(),
+                                              keep_strings=True)
+            for lineno, line in enumerate(text.split("\n"), 1):
+                if HOOK_RE.search(line):
+                    self.report(rel, lineno, "test-hook",
+                                "a test hook in the release binary: act on abiscope from outside "
+                                "(a second process, an LD_PRELOAD shim in tests/tools/preload/)")
+
+    def writes(self):
+        for rel in sources("src", exts=(".c",)):
+            text = strip_comments_and_strings(open(os.path.join(TOP, rel), encoding="utf-8").read())
+            for lineno, line in enumerate(text.split("\n"), 1):
+                m = WRITE_RE.search(line)
+                if m and not re.search(r"(struct|\.|->)\s*" + m.group(1) + r"\s*\(", line):
+                    self.report(rel, lineno, "writes",
+                                f"{m.group(1)}() changes a file: abiscope writes only what -o and "
+                                "--junit name, through core/fs.h's fs_write_output")
+
     def run(self):
+        self.test_hooks()
+        self.writes()
         self.library_prints()
         self.disk_access()
         self.raw_bytes()

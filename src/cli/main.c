@@ -19,23 +19,6 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	raise(sig);
 }
 
-/* Test hook (tests/e2e/hostile.sh): ABISCOPE_TEST_SHRINK_AFTER_MAP=SUFFIX
- * halves each file whose path ends in SUFFIX just after it is mapped, to
- * make "the file shrank while it was read" deterministic. */
-static const char *shrink_suffix;
-static void shrink_after_map(const char *host_path)
-{
-	size_t n = strlen(host_path), k = strlen(shrink_suffix);
-	if (n < k || !str_eq(host_path + n - k, shrink_suffix))
-		return;
-	struct fsview host;
-	fs_init(&host, NULL);
-	struct fs_stat st;
-	fs_stat(&host, host_path, &st);
-	if (st.kind == FS_REGULAR && truncate(host_path, (off_t)(st.size / 2)) != 0)
-		perror("abiscope: test hook");
-}
-
 static void install_fault_handling(void)
 {
 	struct sigaction sa;
@@ -44,9 +27,6 @@ static void install_fault_handling(void)
 	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, NULL);
-	shrink_suffix = getenv("ABISCOPE_TEST_SHRINK_AFTER_MAP");
-	if (shrink_suffix && *shrink_suffix)
-		fs_test_after_map = shrink_after_map;
 }
 
 /* An answer drawn from a file that changed under us is no answer. */

@@ -579,7 +579,6 @@ static struct live_map live[MAX_LIVE_MAPS];
 static volatile sig_atomic_t faulted;
 static char fault_path[256];
 static volatile long page_size;	/* sysconf() is not async-signal-safe: read it before */
-void (*fs_test_after_map)(const char *host_path);
 
 static void live_add(const uint8_t *addr, size_t len, const char *path)
 {
@@ -690,8 +689,6 @@ enum status fs_map(const struct fsview *fs, const char *path, struct mapped_file
 	mf->data = p;
 	mf->len = (size_t)sb.st_size;
 	live_add(p, mf->len, path);
-	if (fs_test_after_map)
-		fs_test_after_map(hp);
 out:
 	close(fd);
 	return st;

@@ -124,9 +124,6 @@ void fs_unmap(struct mapped_file *mf);
  */
 bool fs_repair_fault(const void *addr);
 const char *fs_fault(void);
-/* Test hook: called with the host path of each file just mapped (the
- * tests truncate it there, to make the race above deterministic). */
-extern void (*fs_test_after_map)(const char *host_path);
 
 /* Reads a whole small regular file (max bytes) into a malloc'd buffer. */
 enum status fs_read_small(const struct fsview *fs, const char *path, size_t max, char **out,

@@ -256,15 +256,35 @@ expect_contains "$(cat "$FX/long.out")" "only its last 4 MiB were read" "explain
 mkdir -p "$FX/shrink"
 big=/usr/lib/x86_64-linux-gnu/libstdc++.so.6
 [ -f "$big" ] || big=$(ls /usr/lib/*/libc.so.6 /lib64/libc.so.6 2>/dev/null | head -1)
+# The shrinking is done from outside abiscope, by a test-only LD_PRELOAD shim
+# (tests/tools/preload/shrink_after_map.c), just after the file is mapped;
+# an ASan build lets the shim come before its runtime.
+SHIM=$BUILD/tools/shrink_after_map.so
+shrunk() {
+	SHRINK_AFTER_MAP=/victim.so LD_PRELOAD=$SHIM ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 "$@"
+}
 cp "$big" "$FX/shrink/victim.so"
-ABISCOPE_TEST_SHRINK_AFTER_MAP=/victim.so $ABISCOPE cuda -v "$FX/shrink/victim.so" >"$FX/shrink/out.txt" 2>&1
+size0=$(stat -c %s "$FX/shrink/victim.so")
+shrunk $ABISCOPE cuda -v "$FX/shrink/victim.so" >"$FX/shrink/out.txt" 2>&1
 rc=$?
+expect_eq "$(stat -c %s "$FX/shrink/victim.so")" $((size0 / 2)) "the shim halved the file it mapped (the race happened)"
 expect_eq "$rc" 3 "cuda of a file halved just after it was mapped: exit 3, no SIGBUS (got $rc)"
 expect_contains "$(cat "$FX/shrink/out.txt")" "$FX/shrink/victim.so: I/O error: the file shrank while it was read" \
 	"cuda of a file halved just after it was mapped: the error names the file"
 cp "$big" "$FX/shrink/victim.so"
-ABISCOPE_TEST_SHRINK_AFTER_MAP=/victim.so $ABISCOPE why "$FX/shrink/victim.so" >"$FX/shrink/out.txt" 2>&1
+shrunk $ABISCOPE why "$FX/shrink/victim.so" >"$FX/shrink/out.txt" 2>&1
 expect_eq "$?" 3 "why of a file halved just after it was mapped: exit 3"
+# the control: without the shim nothing shrinks, and the same command reads it
+cp "$big" "$FX/shrink/victim.so"
+ABISCOPE_TEST_SHRINK_AFTER_MAP=/victim.so SHRINK_AFTER_MAP=/victim.so $ABISCOPE why "$FX/shrink/victim.so" >"$FX/shrink/out.txt" 2>&1
+rc=$?
+expect_eq "$rc $(stat -c %s "$FX/shrink/victim.so")" "0 $size0" \
+	"without the shim, the old hook variable and the shim's own variable change nothing (exit 0, size kept)"
+# the release binary carries no test hook and imports no call that truncates, renames or removes
+hooks=$(grep -c -a ABISCOPE_TEST "$(readlink -f "$ABISCOPE")")
+expect_eq "$hooks" 0 "the binary holds no ABISCOPE_TEST hook name"
+writes=$(nm -D --undefined-only "$(readlink -f "$ABISCOPE")" | grep -E ' (f?truncate|rename|renameat2?|unlink|unlinkat|remove|rmdir|link|symlink|chmod|fchmod)(64)?(@|$)')
+expect_eq "$writes" "" "the binary imports no truncate, rename, unlink, remove, link or chmod"
 
 # ---- 10. an extension module Python cannot import is a failure, with the reason
 cp -a "$FX/env1" "$FX/env10"

@@ -47,6 +47,14 @@ plant src/pyenv/dist.c 'static void planted(struct findings *fl) { finding_add(f
 	finding-id "a finding id missing from data/findings.def"
 plant data/findings.def 'FINDING("undocumented-finding", SEV_NOTE, "nowhere")' finding-id \
 	"a registered id that docs/findings.md does not document"
+plant src/cli/main.c 'static const char *planted(void) { return getenv("ABISCOPE_TEST_SHRINK_AFTER_MAP"); }' \
+	test-hook "a getenv(\"ABISCOPE_TEST...\") test hook in the release binary"
+plant src/core/fs.c 'void (*fs_test_after_map)(const char *host_path);' test-hook \
+	"a test hook as a function pointer in the library"
+plant src/cli/main.c 'static int planted(const char *p) { return truncate(p, 0); }' writes \
+	"truncate() of a file in the CLI"
+plant src/core/fs.c 'static int planted(const char *a, const char *b) { return rename(a, b); }' writes \
+	"rename() even in core/fs.c"
 plant tests/unit/test_bytes.c 'static void planted(char *d, const char *s) { strcpy(d, s); }' banned \
 	"a banned function in test code"
 
