@@ -1,5 +1,7 @@
 #include "pyenv/selfload.h"
 
+#include "core/hashmap.h"
+
 #include <limits.h>
 
 /* A compound statement the current line is inside: `if X:`, `def f():` */
@@ -13,6 +15,11 @@ struct block {
 	const char *text;	/* the header line, for a condition shown to the user */
 	int line;
 	const char *le;		/* the end of the header line in the file's text */
+	/* a try: its except clause that catches an OSError, found once (the
+	 * first load call inside asks; later ones reuse the answer) */
+	bool catch_known;
+	const char *catch_at;
+	int catch_line;
 };
 
 #define MAX_BLOCKS 32
@@ -25,6 +32,12 @@ struct reader {
 	const char *package;
 	struct pkg_init *out;
 	struct ptrvec seen;	/* files read */
+	/* memories that keep the reading linear in the sources' size, however
+	 * many lines call a load or a function: */
+	struct strmap so_hits;	/* "DIR\nSTEM" -> its "<stem>.*so*" or MAP_NO */
+	struct strmap lib_hits;	/* "DIR\nSTEM" -> package_library()'s answer or MAP_NO */
+	struct strmap loaded;	/* the paths in out->loads */
+	struct strmap fn_index;	/* a followed file's path -> its struct strmap of fn_load */
 };
 
 /* What one file's reading keeps: the blocks around the current line, and
@@ -43,6 +56,13 @@ struct file_state {
 	const char *fn_file[MAX_FUNCS];
 	size_t nfn;
 };
+
+/* The first needle in [p, e), or NULL: a search that stops at the end of
+ * the line (strstr would run on to the end of the file, for every line). */
+static const char *span_find(const char *p, const char *e, const char *needle)
+{
+	return e > p ? memmem(p, (size_t)(e - p), needle, strlen(needle)) : NULL;
+}
 
 static bool ident_char(char c)
 {
@@ -80,21 +100,41 @@ static bool find_entry(void *ctx, const char *name, enum fs_kind kind, bool is_l
 	return true;
 }
 
-/* A file "<stem>.*so*" in dir, or NULL. */
+/* A memory of answers keyed by a folder and a name: the lookup itself
+ * allocates nothing (one per line of a file must cost no memory). */
+static bool memo_get(const struct strmap *m, const char *dir, const char *name, char *key, size_t keysz,
+		     const char **answer)
+{
+	int n = snprintf(key, keysz, "%s\n%s", dir, name);
+	void *v = n > 0 && (size_t)n < keysz ? strmap_get(m, key) : NULL;
+	*answer = v == MAP_NO ? NULL : v;
+	return v != NULL;
+}
+
+static void memo_put(struct reader *r, struct strmap *m, const char *key, const char *answer)
+{
+	strmap_put(&r->s->arena, m, arena_strdup(&r->s->arena, key), answer ? (void *)answer : MAP_NO);
+}
+
+/* A file "<stem>.*so*" in dir, or NULL; each folder is listed once per stem. */
 static const char *so_in(struct reader *r, const char *dir, const char *stem)
 {
+	char key[PATH_MAX * 2];
+	const char *hit;
+	if (memo_get(&r->so_hits, dir, stem, key, sizeof key, &hit))
+		return hit;
 	struct find_ctx f = { r->s, stem, true, NULL };
-	if (!fs_list_dir(&r->s->fs, dir, find_entry, &f) || !f.hit)
-		return NULL;
-	return arena_printf(&r->s->arena, "%s/%s", dir, f.hit);
+	hit = NULL;
+	if (fs_list_dir(&r->s->fs, dir, find_entry, &f) && f.hit)
+		hit = arena_printf(&r->s->arena, "%s/%s", dir, f.hit);
+	memo_put(r, &r->so_hits, key, hit);
+	return hit;
 }
 
 /* The library of the package a load call names: stem in the folder of the
  * calling file, the package folder, or its lib/ (torchaudio/lib). */
-static const char *package_library(struct reader *r, const char *calling_dir, const char *stem)
+static const char *find_package_library(struct reader *r, const char *calling_dir, const char *stem)
 {
-	if (!*stem || strchr(stem, '/') || strchr(stem, ' ') || strlen(stem) > 128)
-		return NULL;
 	const char *pkgdir = arena_printf(&r->s->arena, "%s/%s", r->site, r->package);
 	const char *dirs[] = { calling_dir, pkgdir, arena_printf(&r->s->arena, "%s/lib", pkgdir) };
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
@@ -106,6 +146,20 @@ static const char *package_library(struct reader *r, const char *calling_dir, co
 			return hit;
 	}
 	return NULL;
+}
+
+/* The same, asked once per folder and stem. */
+static const char *package_library(struct reader *r, const char *calling_dir, const char *stem)
+{
+	if (!*stem || strchr(stem, '/') || strchr(stem, ' ') || strlen(stem) > 128)
+		return NULL;
+	char key[PATH_MAX * 2];
+	const char *hit;
+	if (!memo_get(&r->lib_hits, calling_dir, stem, key, sizeof key, &hit)) {
+		hit = find_package_library(r, calling_dir, stem);
+		memo_put(r, &r->lib_hits, key, hit);
+	}
+	return hit;
 }
 
 /* The plain string literals in [p, end), up to max; false when one is
@@ -169,9 +223,9 @@ static const char *named_library(struct reader *r, const char *p, const char *en
 static void add_load(struct reader *r, const struct self_load *sl)
 {
 	struct pkg_init *o = r->out;
-	for (size_t i = 0; i < o->nloads; i++)
-		if (str_eq(o->loads[i].path, sl->path))
-			return;
+	if (strmap_get(&r->loaded, sl->path))
+		return;
+	strmap_put(&r->s->arena, &r->loaded, sl->path, MAP_YES);
 	o->loads = arena_grow(&r->s->arena, o->loads, o->nloads, o->nloads + 1, sizeof *o->loads);
 	o->loads[o->nloads++] = *sl;
 }
@@ -194,8 +248,8 @@ static const char *call_end(const char *open, const char *le)
 static void load_call(struct reader *r, const char *text, const char *ls, const char *le, const char *call,
 		      const char *dir, struct self_load *sl)
 {
-	const char *open = strchr(call, '(');
-	if (!open || open > le)
+	const char *open = call < le ? memchr(call, '(', (size_t)(le - call)) : NULL;
+	if (!open)
 		return;
 	const char *close = call_end(open, le);
 	sl->global |= count_of(open, close, "RTLD_GLOBAL") > 0;
@@ -311,14 +365,14 @@ static void own_import(struct reader *r, struct file_state *fs, const char *line
 			*c = '/';
 	if (m1 == m0)
 		mod[strlen(base)] = 0;
-	const char *imp = strstr(m1, " import ");
-	if (imp && imp < le) {
+	const char *imp = span_find(m1, le, " import ");
+	if (imp) {
 		names = imp + 8;
 		/* "from . import (\n    a,\n    b,\n)": the names run to the ')' */
 		const char *paren = memchr(names, '(', (size_t)(le - names));
 		if (paren && !memchr(paren, ')', (size_t)(le - paren))) {
-			const char *close = strchr(paren, ')');
-			if (close && close - paren < 4096)
+			const char *close = memchr(paren, ')', strnlen(paren, 4096));
+			if (close)
 				le = close;
 		}
 	}
@@ -464,26 +518,59 @@ static bool call_literal(const char *p, const char *e, const char *name, const c
 	return close + 2 == e;
 }
 
+/* How deep a condition may nest (brackets, `not`, `and` in `or`) before
+ * abiscope stops deciding it: each level reads the text once more, so the
+ * cap keeps a crafted line of a million brackets linear (and the stack
+ * small); real conditions nest two or three deep. */
+#define TRUTH_MAX_DEPTH 16
+
+static int truth_at(struct reader *r, const struct file_state *fs, const char *p, const char *e, int depth);
+
+/* "A or B or C" (is_or) or "A and B and C": each operand once, split in
+ * one pass; -2 when [p, e) holds no such operator at its top level. */
+static int truth_chain(struct reader *r, const struct file_state *fs, const char *p, const char *e, bool is_or,
+		       int depth)
+{
+	const char *op = is_or ? " or " : " and ";
+	size_t ol = strlen(op);
+	const char *w = top_word(p, e, op);
+	if (!w)
+		return -2;
+	int unknown = 0, hit = 0;	/* hit: an operand that decides it (true for or, false for and) */
+	for (const char *part = p;;) {
+		int x = truth_at(r, fs, part, w ? w : e, depth + 1);
+		hit |= x == (is_or ? 1 : 0);
+		unknown |= x < 0;
+		if (!w)
+			break;
+		part = w + ol;
+		w = top_word(part, e, op);
+	}
+	return hit ? (is_or ? 1 : 0) : unknown ? -1 : (is_or ? 0 : 1);
+}
+
 /* Whether the Python expression [p, e) holds here (this is Linux, the files
  * are these): 1, 0, or -1 when abiscope cannot decide it. */
 static int truth_of(struct reader *r, const struct file_state *fs, const char *p, const char *e)
 {
+	return truth_at(r, fs, p, e, 0);
+}
+
+static int truth_at(struct reader *r, const struct file_state *fs, const char *p, const char *e, int depth)
+{
+	if (depth > TRUTH_MAX_DEPTH)
+		return -1;
 	p = skip_ws(p, e);
 	e = trim_end(p, e);
 	if (e - p >= 2 && *p == '(' && e[-1] == ')' && wraps(p, e))
-		return truth_of(r, fs, p + 1, e - 1);
-	const char *w = top_word(p, e, " or ");
-	if (w) {
-		int x = truth_of(r, fs, p, w), y = truth_of(r, fs, w + 4, e);
-		return x == 1 || y == 1 ? 1 : x == 0 && y == 0 ? 0 : -1;
-	}
-	w = top_word(p, e, " and ");
-	if (w) {
-		int x = truth_of(r, fs, p, w), y = truth_of(r, fs, w + 5, e);
-		return x == 0 || y == 0 ? 0 : x == 1 && y == 1 ? 1 : -1;
-	}
+		return truth_at(r, fs, p + 1, e - 1, depth + 1);
+	int x = truth_chain(r, fs, p, e, true, depth);
+	if (x == -2)
+		x = truth_chain(r, fs, p, e, false, depth);
+	if (x != -2)
+		return x;
 	if (e - p > 4 && strncmp(p, "not ", 4) == 0) {
-		int x = truth_of(r, fs, p + 4, e);
+		x = truth_at(r, fs, p + 4, e, depth + 1);
 		return x < 0 ? -1 : !x;
 	}
 	const char *la, *lb;
@@ -498,15 +585,15 @@ static int truth_of(struct reader *r, const struct file_state *fs, const char *p
 			return -1;
 		const char *rest = skip_ws(close + 1, e);
 		bool ok = call_literal(p, close + 1, avail[i], &la, &lb);
-		int x = ok ? module_exists(r, la, lb) : -1;
-		if (x < 0)
+		int there = ok ? module_exists(r, la, lb) : -1;
+		if (there < 0)
 			return -1;
 		if (rest == e)
-			return x;
+			return there;
 		if (span_is(rest, e, "is not None"))
-			return x;
+			return there;
 		if (span_is(rest, e, "is None"))
-			return !x;
+			return !there;
 		return -1;
 	}
 	/* the platform: Linux */
@@ -573,7 +660,7 @@ static void open_block(struct reader *r, struct file_state *fs, const char *q, c
 		       int lineno)
 {
 	const char *end = trim_end(q, le);
-	struct block b = { indent, B_OTHER, 1, 1, NULL, lineno, le };
+	struct block b = { .indent = indent, .kind = B_OTHER, .truth = 1, .chain = 1, .line = lineno, .le = le };
 	const struct block *prev = fs->last.indent == indent ? &fs->last : NULL;
 	bool after_if = prev && (prev->kind == B_IF || prev->kind == B_ELIF);
 	if (keyword(q, le, "def") || keyword(q, le, "class") || keyword(q, le, "async") || *q == '@') {
@@ -690,14 +777,6 @@ static bool is_header(const char *q, const char *le, bool brackets_open)
 
 /* ---- following a call into a function of the package ---- */
 
-static int line_number(const char *text, const char *p)
-{
-	int n = 1;
-	for (const char *q = text; q < p; q++)
-		n += *q == '\n';
-	return n;
-}
-
 /* Does the except clause [q, le) catch the OSError a failed load raises? */
 static bool catches_oserror(const char *q, const char *le)
 {
@@ -726,12 +805,14 @@ static bool catches_oserror(const char *q, const char *le)
 }
 
 /* The except clause of the try whose header ends at hdr_le (at indent) that
- * catches an OSError, as the start of its text; NULL when none does. */
-static const char *try_catches(const char *hdr_le, int indent)
+ * catches an OSError, as the start of its text, *lines below the header;
+ * NULL when none does. */
+static const char *try_catches(const char *hdr_le, int indent, int *lines)
 {
 	int depth = 0;
 	char triple = 0;
-	for (const char *ls = *hdr_le ? hdr_le + 1 : NULL; ls && *ls;) {
+	*lines = 0;
+	for (const char *ls = *hdr_le ? hdr_le + 1 : NULL; ls && *ls; ++*lines) {
 		const char *le = strchr(ls, '\n');
 		if (!le)
 			le = ls + strlen(ls);
@@ -744,8 +825,10 @@ static const char *try_catches(const char *hdr_le, int indent)
 				return NULL;
 			if (ind == indent) {
 				if (keyword(q, le, "except")) {
-					if (catches_oserror(q, trim_end(q, le)))
+					if (catches_oserror(q, trim_end(q, le))) {
+						++*lines;
 						return q;
+					}
 				} else if (!keyword(q, le, "else") && !keyword(q, le, "finally")) {
 					return NULL;
 				}
@@ -768,8 +851,8 @@ static const char *loading_call(struct arena *a, const char *ls, const char *q, 
 {
 	static const char *const calls[] = { "load_library(", "_load_lib(", "CDLL(", "LoadLibrary(" };
 	for (size_t k = 0; k < ARRAY_SIZE(calls); k++) {
-		const char *c = strstr(q, calls[k]);
-		if (!c || c >= le)
+		const char *c = span_find(q, le, calls[k]);
+		if (!c)
 			continue;
 		const char *open = c + strlen(calls[k]) - 1;
 		const char *b = c;
@@ -781,73 +864,104 @@ static const char *loading_call(struct arena *a, const char *ls, const char *q, 
 	return NULL;
 }
 
-/* What the body of a function does when called: its first loading call. */
-struct body_load {
+/* What the body of a top-level function does when called: its first
+ * loading call, where it is, and the library it names by itself. */
+struct fn_load {
 	const char *callee;		/* "torch.ops.load_library" */
-	const char *open, *close;	/* its arguments, in the function file's text */
-	const char *ls, *le, *callp;	/* its line, and where the callee's name starts */
 	int line;
+	bool global;			/* RTLD_GLOBAL in the call, or in the lines that name it */
 	const char *caught_by;		/* the except clause that catches its OSError, or NULL */
 	int caught_line;
-	bool global;
+	const char *path;		/* the library the body's call names (its literals, or a
+					 * name assigned above it), or NULL */
 };
 
-/* The first loading call in the body of the top-level `def name(` of text. */
-static bool function_load(struct arena *a, const char *text, const char *name, struct body_load *out)
+struct fn_scan {			/* the top-level function being read */
+	const char *name;
+	bool found;
+	struct { int indent; const char *le; bool is_try; int line; } stack[MAX_BLOCKS];
+	size_t nstack;
+};
+
+/* The first loading call of the body of fn, on the line [ls, le) at lineno. */
+static struct fn_load *body_load(struct reader *r, struct fn_scan *fn, const char *text, const char *dir,
+				 const char *ls, const char *le, int lineno)
 {
-	size_t nl = strlen(name);
-	int depth = 0;
+	struct arena *a = &r->s->arena;
+	const char *callee;
+	const char *open = loading_call(a, ls, skip_ws(ls, le), le, &callee);
+	if (!open)
+		return NULL;
+	struct fn_load *f = arena_calloc(a, 1, sizeof *f);
+	f->callee = callee;
+	f->line = lineno;
+	f->global = count_of(open, call_end(open, le), "RTLD_GLOBAL") > 0;
+	for (size_t i = fn->nstack; i-- > 0 && !f->caught_by;) {
+		int below;
+		const char *c = fn->stack[i].is_try ? try_catches(fn->stack[i].le, fn->stack[i].indent, &below) : NULL;
+		if (c) {
+			f->caught_by = arena_strndup(a, c, (size_t)(trim_end(c, line_end(c)) - c));
+			f->caught_line = fn->stack[i].line + below;
+		}
+	}
+	struct self_load sl;
+	memset(&sl, 0, sizeof sl);
+	load_call(r, text, ls, le, open - strlen(callee), dir, &sl);
+	f->path = sl.path;
+	f->global |= sl.global;
+	return f;
+}
+
+/* Every top-level function of text (a file in dir) that loads a library:
+ * name -> struct fn_load (MAP_NO: a function that loads none).  One pass
+ * over the file, however many calls are followed into it; a later `def`
+ * of the same name replaces the earlier, as in Python. */
+static struct strmap *index_functions(struct reader *r, const char *text, const char *dir)
+{
+	struct strmap *fns = arena_calloc(&r->s->arena, 1, sizeof *fns);
+	int depth = 0, lineno = 0;
 	char triple = 0;
-	bool in_body = false;
-	struct { int indent; const char *le; bool is_try; } stack[MAX_BLOCKS];
-	size_t nstack = 0;
+	struct fn_scan fn = { 0 };
 	for (const char *ls = text; ls && *ls;) {
 		const char *le = line_end(ls);
+		lineno++;
 		bool continued = triple || depth > 0;
 		scan_line(ls, le, &depth, &triple);
 		const char *q = skip_ws(ls, le);
 		int ind = (int)(q - ls);
 		if (!continued && q < le && *q != '#' && *q != '\r') {
-			if (ind == 0 && in_body)
-				return false;	/* past its body */
 			if (ind == 0) {
 				const char *d = keyword(q, le, "async") ? skip_ws(q + 5, le) : q;
-				in_body = keyword(d, le, "def") && strncmp(skip_ws(d + 3, le), name, nl) == 0 &&
-					  skip_ws(d + 3, le)[nl] == '(';
-			} else if (in_body) {
-				while (nstack && stack[nstack - 1].indent >= ind)
-					nstack--;
-				const char *callee;
-				const char *open = loading_call(a, ls, q, le, &callee);
-				if (open) {
-					memset(out, 0, sizeof *out);
-					out->callee = callee;
-					out->open = open;
-					out->ls = ls;
-					out->le = le;
-					out->callp = open - strlen(callee);
-					out->close = call_end(open, le);
-					out->line = line_number(text, ls);
-					out->global = count_of(open, out->close, "RTLD_GLOBAL") > 0;
-					for (size_t i = nstack; i-- > 0 && !out->caught_by;) {
-						const char *c = stack[i].is_try ? try_catches(stack[i].le, stack[i].indent) : NULL;
-						if (c) {
-							out->caught_by = arena_strndup(a, c, (size_t)(trim_end(c, line_end(c)) - c));
-							out->caught_line = line_number(text, c);
-						}
+				fn.name = NULL;
+				if (keyword(d, le, "def")) {
+					const char *n0 = skip_ws(d + 3, le), *n1 = n0;
+					while (n1 < le && ident_char(*n1))
+						n1++;
+					if (n1 > n0 && n1 < le && *n1 == '(' && n1 - n0 <= 128) {
+						fn.name = arena_strndup(&r->s->arena, n0, (size_t)(n1 - n0));
+						fn.found = false;
+						fn.nstack = 0;
+						strmap_put(&r->s->arena, fns, fn.name, MAP_NO);
 					}
-					return true;
 				}
-				if (is_header(q, le, false) && nstack < MAX_BLOCKS) {
-					stack[nstack].indent = ind;
-					stack[nstack].le = le;
-					stack[nstack++].is_try = keyword(q, le, "try");
+			} else if (fn.name && !fn.found) {
+				while (fn.nstack && fn.stack[fn.nstack - 1].indent >= ind)
+					fn.nstack--;
+				struct fn_load *f = body_load(r, &fn, text, dir, ls, le, lineno);
+				if (f) {
+					fn.found = true;
+					strmap_put(&r->s->arena, fns, fn.name, f);
+				} else if (is_header(q, le, false) && fn.nstack < MAX_BLOCKS) {
+					fn.stack[fn.nstack].indent = ind;
+					fn.stack[fn.nstack].le = le;
+					fn.stack[fn.nstack].line = lineno;
+					fn.stack[fn.nstack++].is_try = keyword(q, le, "try");
 				}
 			}
 		}
 		ls = *le ? le + 1 : NULL;
 	}
-	return false;
+	return fns;
 }
 
 /* Where one statement line is: its file, text and position in both. */
@@ -855,7 +969,36 @@ struct line_at {
 	const char *text, *ls, *q, *le;
 	const char *dir, *file;
 	int lineno;
+	const char *path;	/* the file's own path */
 };
+
+/* What calling the top-level function name of fpath (NULL: of the file at
+ * is in) does: its struct fn_load, or NULL when it loads nothing.  Each
+ * file is read and indexed once (r->fn_index). */
+static const struct fn_load *function_of(struct reader *r, const char *fpath, const struct line_at *at,
+					 const char *name)
+{
+	const char *key = fpath ? fpath : at->path;
+	struct strmap *fns = strmap_get(&r->fn_index, key);
+	if (!fns) {
+		char *owned = NULL;
+		size_t len;
+		struct diag d;
+		diag_clear(&d);
+		char fdir[PATH_MAX];
+		path_dirname(key, fdir, sizeof fdir);
+		if (!fpath)
+			fns = index_functions(r, at->text, fdir);
+		else if (fs_read_small(&r->s->fs, fpath, SELFLOAD_MAX_TEXT, &owned, &len, &d) == ST_OK)
+			fns = index_functions(r, owned, fdir);
+		else
+			fns = arena_calloc(&r->s->arena, 1, sizeof *fns);	/* unreadable: loads nothing */
+		free(owned);
+		strmap_put(&r->s->arena, &r->fn_index, key, fns);
+	}
+	void *f = strmap_get(fns, name);
+	return f && f != MAP_NO ? f : NULL;
+}
 
 /* A call on the line [q, le) into a function of the package whose body
  * loads a library: sl gets the loading call, where it is, whether a try in
@@ -875,41 +1018,25 @@ static bool follow_call(struct reader *r, struct file_state *fs, const struct li
 		for (size_t i = 0; i < fs->nfn; i++) {
 			if (strlen(fs->fn_name[i]) != (size_t)(p - n) || strncmp(fs->fn_name[i], n, (size_t)(p - n)) != 0)
 				continue;
+			const struct fn_load *f = function_of(r, fs->fn_file[i], at, fs->fn_name[i]);
+			if (!f)
+				return false;
 			const char *fpath = fs->fn_file[i];
-			const char *ftext = at->text;
-			char *owned = NULL;
-			size_t len;
-			struct diag d;
-			diag_clear(&d);
-			if (fpath && fs_read_small(&r->s->fs, fpath, SELFLOAD_MAX_TEXT, &owned, &len, &d) != ST_OK)
-				break;
-			if (owned)
-				ftext = owned;
-			struct body_load bl;
-			bool found = function_load(&r->s->arena, ftext, fs->fn_name[i], &bl);
-			if (found) {
-				char fdir[PATH_MAX];
-				if (fpath)
-					path_dirname(fpath, fdir, sizeof fdir);
-				sl->call = bl.callee;
-				sl->call_file = fpath ? arena_strdup(&r->s->arena, rel(r, fpath)) : at->file;
-				sl->call_line = bl.line;
-				sl->global |= bl.global;
-				if (bl.caught_by) {
-					sl->caught = true;
-					sl->caught_by = bl.caught_by;
-					sl->caught_file = sl->call_file;
-					sl->caught_line = bl.caught_line;
-				}
-				const char *close = call_end(p, le);
-				sl->path = named_library(r, p, close, at->dir);
-				if (!sl->path)	/* the body's call: its literals, or a name assigned above it */
-					load_call(r, ftext, bl.ls, bl.le, bl.callp, fpath ? fdir : at->dir, sl);
+			sl->call = f->callee;
+			sl->call_file = fpath ? arena_strdup(&r->s->arena, rel(r, fpath)) : at->file;
+			sl->call_line = f->line;
+			sl->global |= f->global;
+			if (f->caught_by) {
+				sl->caught = true;
+				sl->caught_by = f->caught_by;
+				sl->caught_file = sl->call_file;
+				sl->caught_line = f->caught_line;
 			}
-			free(owned);
-			if (found)
-				return true;
-			break;
+			/* the library the call into the function names, else the one the body names */
+			sl->path = named_library(r, p, call_end(p, le), at->dir);
+			if (!sl->path)
+				sl->path = f->path;
+			return true;
 		}
 	}
 	return false;
@@ -926,8 +1053,8 @@ static void op_use(struct reader *r, const struct line_at *at, const char *q, co
 	if (o->op_use)
 		return;
 	for (size_t k = 0; k < ARRAY_SIZE(regs); k++) {
-		const char *c = strstr(q, regs[k]);
-		if (!c || c >= le)
+		const char *c = span_find(q, le, regs[k]);
+		if (!c)
 			continue;
 		const char *lit = c + strlen(regs[k]);
 		size_t pl = strlen(r->package);
@@ -997,12 +1124,21 @@ static void statement(struct reader *r, struct file_state *fs, const struct line
 		return;
 	/* a try of the module around the call */
 	for (size_t i = fs->nblock; i-- > 0 && !sl.caught;) {
-		const char *c = fs->block[i].kind == B_TRY ? try_catches(fs->block[i].le, fs->block[i].indent) : NULL;
-		if (c) {
+		struct block *b = &fs->block[i];
+		if (b->kind != B_TRY)
+			continue;
+		if (!b->catch_known) {
+			int below;
+			b->catch_at = try_catches(b->le, b->indent, &below);
+			b->catch_line = b->line + below;
+			b->catch_known = true;
+		}
+		if (b->catch_at) {
+			const char *c = b->catch_at;
 			sl.caught = true;
 			sl.caught_by = arena_strndup(&r->s->arena, c, (size_t)(trim_end(c, line_end(c)) - c));
 			sl.caught_file = at->file;
-			sl.caught_line = line_number(at->text, c);
+			sl.caught_line = b->catch_line;
 		}
 	}
 	if (open)
@@ -1029,7 +1165,7 @@ static void read_module(struct reader *r, const char *path, int depth)
 	char dir[PATH_MAX];
 	path_dirname(path, dir, sizeof dir);
 	struct line_at at = { text, NULL, NULL, NULL, arena_strdup(&r->s->arena, dir),
-			      arena_strdup(&r->s->arena, rel(r, path)), 0 };
+			      arena_strdup(&r->s->arena, rel(r, path)), 0, path };
 	struct file_state *fs = arena_calloc(&r->s->arena, 1, sizeof *fs);
 	fs->last.indent = -1;
 	int brackets = 0;
@@ -1082,6 +1218,6 @@ void pkg_init_read(struct scan *s, const char *site, const char *package, struct
 	memset(out, 0, sizeof *out);
 	if (!site || !package)
 		return;
-	struct reader r = { s, site, package, out, { 0 } };
+	struct reader r = { .s = s, .site = site, .package = package, .out = out };
 	read_module(&r, arena_printf(&s->arena, "%s/%s/__init__.py", site, package), 0);
 }

@@ -1,0 +1,53 @@
+#!/bin/sh
+# Scale tests (issue 26): every reader is linear in what it reads.  Each
+# test runs abiscope on one input and on one four times as large, built
+# here, and compares the CPU the two runs used (tests/scale.py: within 5x,
+# where a quadratic reader takes 16x); never a wall-clock limit.
+. "$(dirname "$0")/lib.sh"
+fixture_dir scale
+SCALE="python3 $TOP/tests/scale.py --timeout 300"
+pybin=$(command -v python3)
+printf 'int PyInit__m(void) { return 0; }\n' >"$FX/m.c"
+$CC -shared -fPIC -o "$FX/m.so" "$FX/m.c"
+
+# make_env DIR: a venv with one distribution, pkg, and one extension module
+make_env() {
+	E=$1
+	SP=$E/lib/python3.11/site-packages
+	mkdir -p "$E/bin" "$SP/pkg" "$SP/pkg-1.0.dist-info"
+	ln -sf "$pybin" "$E/bin/python3"
+	printf 'home = %s\ninclude-system-site-packages = false\nversion = 3.11.2\n' "$(dirname "$pybin")" >"$E/pyvenv.cfg"
+	cp "$FX/m.so" "$SP/pkg/_m.cpython-311-x86_64-linux-gnu.so"
+	printf 'Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n' >"$SP/pkg-1.0.dist-info/METADATA"
+	printf 'pkg/_m.cpython-311-x86_64-linux-gnu.so,,\npkg-1.0.dist-info/RECORD,,\n' >"$SP/pkg-1.0.dist-info/RECORD"
+}
+scale() { $SCALE "$@" || fails=$((fails + 1)); }
+
+# ---- a package's own Python sources (pyenv/selfload.c): each line once
+# Lines of every kind the reader acts on: a load call in a try, a call into
+# a function of this file and of a module it imports (followed), a condition
+# of nested not/and/or; the large __init__.py is 1.7 MB, under the 2 MiB read.
+for n in 4000 16000; do
+	make_env "$FX/self$n"
+	python3 - "$n" "$FX/self$n/lib/python3.11/site-packages/pkg" <<'PY'
+import sys
+n, d = int(sys.argv[1]), sys.argv[2]
+open(d + "/helper.py", "w").write("def g():\n    torch.ops.load_library('libnothere.so')\n" + "y = 2\n" * n)
+unit = ("x = 1\ntry:\n    ctypes.CDLL('libnothere.so')\nexcept OSError:\n    pass\nf()\ng()\n"
+        "if not (A and B or C):\n    pass\n")
+with open(d + "/__init__.py", "w") as f:
+    f.write("import ctypes\nfrom .helper import g\ndef f():\n    torch.ops.load_library('libnothere.so')\n" + unit * n)
+PY
+done
+scale --rc 0 "check: a package's __init__.py of 36,000 and 144,000 lines (load calls, calls followed, conditions)" \
+	"$FX/self4000" "$FX/self16000" -- $ABISCOPE check {}
+# one condition line: 100,000 and 400,000 nested brackets, or a chain of `and`
+for n in 50000 200000; do
+	make_env "$FX/cond$n"
+	python3 -c 'import sys; n = int(sys.argv[1]); open(sys.argv[2], "w").write(
+	    "if " + "(" * n + "not a" + ")" * n + ":\n    pass\nif " + " and ".join(["a"] * n) + ":\n    pass\n")' \
+		"$n" "$FX/cond$n/lib/python3.11/site-packages/pkg/__init__.py"
+done
+scale --rc 0 "check: an if of 50,000 and 200,000 nested brackets and 'and's" \
+	"$FX/cond50000" "$FX/cond200000" -- $ABISCOPE check {}
+finish
