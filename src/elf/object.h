@@ -42,6 +42,12 @@ struct object {
 	bool vslots_done;
 	struct elf_vslot *vslot;
 	size_t nvslot;
+	/* the loader model's memory of binding this object (process.c) */
+	uint8_t lookup_clean;		/* 0 unknown, 1 elf_lookup_never_faults, 2 not */
+	uint8_t provider_rules;		/* the lookup rules ref_provider was made under */
+	struct object **ref_provider;	/* per reference: what it last bound to normally */
+	uint64_t scope_gen;		/* the relocation whose scopes scope_pos is in */
+	size_t scope_pos;
 };
 
 /* What the loader's open(O_RDONLY) + read() sees at a path. */
@@ -94,6 +100,7 @@ struct objcache {
 	 * a cold page cache then reads them ahead all at once (~17% faster
 	 * cold on a PyTorch env, within noise warm; BENCHMARKS.md) */
 	bool advise;
+	uint64_t scope_gen;	/* relocations made (process.c's scope index) */
 };
 
 void objcache_init(struct objcache *c, struct arena *a, const struct fsview *fs);

@@ -281,6 +281,26 @@ bool elf_hash_finds(const struct elf_file *ef, uint32_t symidx)
 	return hash_finds(ef, symidx, NULL);
 }
 
+bool elf_lookup_never_faults(const struct elf_file *ef)
+{
+	uint32_t word = ef->is64 ? 8 : 4, lo = ef->gnu_symoffset, hi = ef->nsyms, v;
+	if (!ef->has_gnu_hash || ef->hashed_names || ef->exports_unknown || ef->gnu_hash_fault ||
+	    !ef->gnu_bloom_size || ef->gnu_bloom.len / word < ef->gnu_bloom_size || !ef->gnu_nbuckets ||
+	    ef->gnu_buckets.len / 4 < ef->gnu_nbuckets || lo > hi || ef->gnu_chain.len / 4 < (uint64_t)(hi - lo) ||
+	    ef->dynsym.len / ef->syment < hi || !ef->dynstr.len || ef->dynstr.data[ef->dynstr.len - 1] != 0)
+		return false;
+	/* every chain starts in [symoffset, nsyms) and the last word ends one */
+	for (uint32_t b = 0; b < ef->gnu_nbuckets; b++)
+		if (!bytes_u32(&ef->gnu_buckets, (uint64_t)b * 4, &v) || (v && (v < lo || v >= hi)))
+			return false;
+	if (hi > lo && (!bytes_u32(&ef->gnu_chain, (uint64_t)(hi - 1 - lo) * 4, &v) || !(v & 1)))
+		return false;
+	for (uint32_t i = lo; i < hi; i++)
+		if (!bytes_u32(&ef->dynsym, (uint64_t)i * ef->syment, &v) || v >= ef->dynstr.len)
+			return false;
+	return true;
+}
+
 static bool finds_itself(const struct elf_file *ef, uint32_t symidx, struct elf_fault *fault)
 {
 	struct elf_sym self;

@@ -45,6 +45,13 @@ bool elf_sym_in_image(const struct elf_file *ef, uint32_t idx);
 /* Whether a lookup of symbol idx's name in the object's own hash table
  * reaches it (or a symbol of that name): false in a corrupt table. */
 bool elf_hash_finds(const struct elf_file *ef, uint32_t symidx);
+/* Whether no lookup of any name in the object's hash table can fault or
+ * meet a symbol it cannot read: a GNU hash table all in the file, its
+ * buckets and chains within the symbol table and ending there, every
+ * symbol they reach in the file with its name in DT_STRTAB.  One pass over
+ * the table (the loader model trusts earlier bindings through such
+ * objects, process.c). */
+bool elf_lookup_never_faults(const struct elf_file *ef);
 
 enum reloc_class {
 	RELOC_CLASS_NORMAL = 0,
