@@ -1,5 +1,7 @@
 #include "pyenv/importctx.h"
 
+#include "core/hashmap.h"
+
 #include <fnmatch.h>
 #include <limits.h>
 
@@ -159,58 +161,37 @@ static const char *matching(const char *open, const char *end)
 	return NULL;
 }
 
-/* The body of the top-level "def name(": from past its signature to the
- * next top-level statement.  False when the file has no such function. */
-static bool func_body(const char *text, const char *name, const char **b0, const char **b1, const char **sig)
-{
-	const char *end = text + strlen(text);
-	size_t nl = strlen(name);
-	for (const char *p = strstr(text, "def "); p; p = strstr(p + 1, "def ")) {
-		if (p != text && p[-1] != '\n')
-			continue;
-		const char *q = p + 4;
-		if (strncmp(q, name, nl) != 0 || q[nl] != '(')
-			continue;
-		const char *close = matching(q + nl, end);
-		if (!close)
-			return false;
-		*sig = q + nl;
-		const char *body = strchr(close, '\n');
-		if (!body)
-			return false;
-		const char *e = body + 1;
-		while (*e) {
-			const char *eol = strchr(e, '\n');
-			if (*e != ' ' && *e != '\t' && *e != '\n' && *e != '#' && *e != ')' && *e != '\r')
-				break;
-			e = eol ? eol + 1 : end;
-		}
-		*b0 = body;
-		*b1 = e;
-		return true;
-	}
-	return false;
-}
+/*
+ * Reading _load_global_deps stays linear in torch/__init__.py however many
+ * preload calls it holds: each function is found once (defs), each callee
+ * and each collection is expanded once and what it added is reused, the
+ * loop around a call is looked for a bounded way up, and the lines of the
+ * preloads kept are counted at the end in one pass.
+ */
+struct def_span {
+	const char *b0, *b1, *sig;	/* the body, and the '(' of the signature */
+	bool found;
+	bool required_default;
+};
 
 struct preload_vec {
 	struct torch_preload *item;
+	const char **at;		/* where each one is in the text (its line, at the end) */
 	size_t n;
 };
 
-static void preload_add(struct arena *a, struct preload_vec *v, const char *folder, const char *pattern,
-			bool required, bool in_filter, int line)
-{
-	if (!strstr(pattern, ".so") || strstr(folder, ".so") || strchr(folder, '/') || strchr(folder, ' ') ||
-	    !*folder || v->n >= 256)
-		return;
-	v->item = arena_grow(a, v->item, v->n, v->n + 1, sizeof *v->item);
-	struct torch_preload *pl = &v->item[v->n++];
-	pl->folder = folder;
-	pl->pattern = pattern;
-	pl->required = required;
-	pl->in_filter = in_filter;
-	pl->line = line;
-}
+struct preload_reader {
+	struct arena *a;
+	const char *text, *end;
+	struct strmap defs;		/* name -> struct def_span */
+	struct strmap expanded;		/* a callee or a collection expanded -> struct preload_vec */
+	struct strmap coll_at;		/* "coll\nfrom" -> its first mention at or after from, or MAP_NO */
+};
+
+/* At most this many preloads are kept: torch lists about twenty. */
+#define MAX_PRELOADS 256
+/* How far up a call its enclosing `for` is looked for (torch: the line above). */
+#define LOOP_LOOKUP_LINES 64
 
 /* The default of the callee's "required" parameter (true when it has none:
  * torch 2.1's _preload_cuda_deps always raises). */
@@ -228,11 +209,112 @@ static bool required_default(const char *sig, const char *sig_end)
 	return strncmp(eq, "False", 5) != 0;
 }
 
+/* The body of the top-level "def name(": from past its signature to the
+ * next top-level statement; found is false when the file has none.  The
+ * first definition counts; each name is looked up once. */
+static const struct def_span *func_body(struct preload_reader *pr, const char *name)
+{
+	struct def_span *d = strmap_get(&pr->defs, name);
+	if (d)
+		return d;
+	d = arena_calloc(pr->a, 1, sizeof *d);
+	strmap_put(pr->a, &pr->defs, arena_strdup(pr->a, name), d);
+	size_t nl = strlen(name);
+	const char *text = pr->text, *end = pr->end;
+	for (const char *p = strstr(text, "def "); p; p = strstr(p + 1, "def ")) {
+		if (p != text && p[-1] != '\n')
+			continue;
+		const char *q = p + 4;
+		if (strncmp(q, name, nl) != 0 || q[nl] != '(')
+			continue;
+		const char *close = matching(q + nl, end);
+		if (!close)
+			return d;
+		const char *body = strchr(close, '\n');
+		if (!body)
+			return d;
+		const char *e = body + 1;
+		while (*e) {
+			const char *eol = strchr(e, '\n');
+			if (*e != ' ' && *e != '\t' && *e != '\n' && *e != '#' && *e != ')' && *e != '\r')
+				break;
+			e = eol ? eol + 1 : end;
+		}
+		d->sig = q + nl;
+		d->b0 = body;
+		d->b1 = e;
+		d->found = true;
+		d->required_default = required_default(d->sig, d->b0);
+		return d;
+	}
+	return d;
+}
+
+static void preload_add(struct arena *a, struct preload_vec *v, const char *folder, const char *pattern,
+			bool required, bool in_filter, const char *at)
+{
+	if (!strstr(pattern, ".so") || strstr(folder, ".so") || strchr(folder, '/') || strchr(folder, ' ') ||
+	    !*folder || v->n >= MAX_PRELOADS)
+		return;
+	v->item = arena_grow(a, v->item, v->n, v->n + 1, sizeof *v->item);
+	v->at = arena_grow(a, v->at, v->n, v->n + 1, sizeof *v->at);
+	struct torch_preload *pl = &v->item[v->n];
+	memset(pl, 0, sizeof *pl);
+	pl->folder = folder;
+	pl->pattern = pattern;
+	pl->required = required;
+	pl->in_filter = in_filter;
+	v->at[v->n++] = at;
+}
+
+/* Adds again what the expansion named key added the first time; false when
+ * there was none yet.  remember() records one: out's entries from 'from'. */
+static bool replay(struct preload_reader *pr, const char *key, struct preload_vec *out)
+{
+	const struct preload_vec *done = strmap_get(&pr->expanded, key);
+	if (!done)
+		return false;
+	for (size_t i = 0; i < done->n; i++)
+		preload_add(pr->a, out, done->item[i].folder, done->item[i].pattern, done->item[i].required,
+			    done->item[i].in_filter, done->at[i]);
+	return true;
+}
+
+static void remember(struct preload_reader *pr, const char *key, const struct preload_vec *out, size_t from)
+{
+	struct preload_vec *done = arena_calloc(pr->a, 1, sizeof *done);
+	for (size_t i = from; i < out->n; i++)
+		preload_add(pr->a, done, out->item[i].folder, out->item[i].pattern, out->item[i].required,
+			    out->item[i].in_filter, out->at[i]);
+	strmap_put(pr->a, &pr->expanded, arena_strdup(pr->a, key), done);
+}
+
+/* Each preload's line, from where it is: one pass over the text, in the
+ * order of the positions (the list keeps the order of the calls). */
+static void number_lines(struct arena *a, const char *text, struct preload_vec *v)
+{
+	size_t *order = arena_alloc(a, (v->n + 1) * sizeof *order);
+	for (size_t i = 0; i < v->n; i++) {	/* at most MAX_PRELOADS: insertion sort */
+		size_t k = i;
+		for (; k > 0 && v->at[order[k - 1]] > v->at[i]; k--)
+			order[k] = order[k - 1];
+		order[k] = i;
+	}
+	int line = 1;
+	const char *p = text;
+	for (size_t i = 0; i < v->n; i++) {
+		for (; p < v->at[order[i]]; p++)
+			line += *p == '\n';
+		v->item[order[i]].line = line;
+	}
+}
+
 /* The (folder, pattern) pairs of the collection "name = {...}" or
  * "name: T = [...]" in [from, to). */
-static void collection_pairs(struct arena *a, const char *text, const char *from, const char *to,
-			     const char *name, bool required, struct preload_vec *out)
+static void collection_pairs(struct preload_reader *pr, const char *from, const char *to, const char *name,
+			     bool required, struct preload_vec *out)
 {
+	struct arena *a = pr->a;
 	size_t nl = strlen(name);
 	for (const char *p = find_in(from, to, name); p; p = find_in(p + 1, to, name)) {
 		if ((p > from && ident_char(p[-1])) || ident_char(p[nl]))
@@ -254,7 +336,7 @@ static void collection_pairs(struct arena *a, const char *text, const char *from
 		size_t n = literals(a, open, close, lit, ARRAY_SIZE(lit));
 		for (size_t i = 0; i + 1 < n; i++)
 			if (only_punct(lit[i].end, lit[i + 1].start) && strstr(lit[i + 1].s, ".so")) {
-				preload_add(a, out, lit[i].s, lit[i + 1].s, required, true, line_of(text, lit[i].start));
+				preload_add(a, out, lit[i].s, lit[i + 1].s, required, true, lit[i].start);
 				i++;
 			}
 		return;
@@ -262,7 +344,7 @@ static void collection_pairs(struct arena *a, const char *text, const char *from
 }
 
 /* The collection a call at pos iterates: "for a, b in NAME[.items()]:" on an
- * enclosing line above it in [from, pos), or NULL. */
+ * enclosing line at most LOOP_LOOKUP_LINES above it in [from, pos), or NULL. */
 static const char *loop_collection(struct arena *a, const char *from, const char *pos)
 {
 	const char *ls = pos;
@@ -271,7 +353,8 @@ static const char *loop_collection(struct arena *a, const char *from, const char
 	size_t indent = 0;
 	while (ls[indent] == ' ')
 		indent++;
-	for (const char *l = ls; l > from;) {
+	int lines = 0;
+	for (const char *l = ls; l > from && lines++ < LOOP_LOOKUP_LINES;) {
 		const char *prev = l - 1;
 		while (prev > from && prev[-1] != '\n')
 			prev--;
@@ -294,12 +377,50 @@ static const char *loop_collection(struct arena *a, const char *from, const char
 	return NULL;
 }
 
+/* Is coll named in [from, p)?  Its first mention at or after from is found
+ * once per region. */
+static bool mentioned_before(struct preload_reader *pr, const char *coll, const char *from, const char *to,
+			     const char *p)
+{
+	const char *key = arena_printf(pr->a, "%s\n%p", coll, (const void *)from);
+	void *at = strmap_get(&pr->coll_at, key);
+	if (!at) {
+		const char *hit = find_in(from, to, coll);
+		at = hit ? (void *)hit : MAP_NO;
+		strmap_put(pr->a, &pr->coll_at, key, at);
+	}
+	return at != MAP_NO && (const char *)at < p;
+}
+
+/* The pairs of the collection a call in a loop iterates (positional names:
+ * the loop variables), from its definition in this region or in
+ * _preload_cuda_deps around it. */
+static void loop_preloads(struct preload_reader *pr, const char *from, const char *to, const char *p,
+			  bool required, struct preload_vec *out)
+{
+	const char *coll = loop_collection(pr->a, from, p);
+	if (!coll)
+		return;
+	const char *f0 = from;
+	const struct def_span *fb;
+	if (!mentioned_before(pr, coll, from, to, p) && (fb = func_body(pr, "_preload_cuda_deps"))->found)
+		f0 = fb->b0;
+	/* the collection is defined above its loop: the same answer for every call of the loop */
+	const char *key = arena_printf(pr->a, "coll\n%s\n%p\n%d", coll, (const void *)f0, required);
+	if (replay(pr, key, out))
+		return;
+	size_t before = out->n;
+	collection_pairs(pr, f0, p, coll, required, out);
+	remember(pr, key, out, before);
+}
+
 /* Every preload the code in [from, to) performs, in order: calls of
  * _preload_cuda* with literal (folder, pattern), calls in a loop over a
  * collection of pairs, and calls of a function that does either. */
-static void collect_preloads(struct arena *a, const char *text, const char *from, const char *to,
-			     int req_given, int depth, struct preload_vec *out)
+static void collect_preloads(struct preload_reader *pr, const char *from, const char *to, int req_given, int depth,
+			     struct preload_vec *out)
 {
+	struct arena *a = pr->a;
 	static const char callee_prefix[] = "_preload_cuda";
 	for (const char *p = find_in(from, to, callee_prefix); p; p = find_in(p + 1, to, callee_prefix)) {
 		if (p > from && (ident_char(p[-1]) || p[-1] == '.'))
@@ -315,9 +436,8 @@ static void collect_preloads(struct arena *a, const char *text, const char *from
 		if (!close)
 			return;
 		char *name = arena_strndup(a, p, (size_t)(n1 - p));
-		const char *cb0, *cb1, *sig;
-		bool has_def = func_body(text, name, &cb0, &cb1, &sig);
-		bool dflt = has_def ? required_default(sig, cb0) : true;
+		const struct def_span *def = func_body(pr, name);
+		bool dflt = def->found ? def->required_default : true;
 		int req = -1;
 		const char *kw = find_in(n1, close, "required=");
 		if (kw) {
@@ -327,22 +447,18 @@ static void collect_preloads(struct arena *a, const char *text, const char *from
 		bool required = req >= 0 ? req != 0 : dflt;
 		struct literal lit[4];
 		size_t n = literals(a, n1, close, lit, ARRAY_SIZE(lit));
-		int line = line_of(text, p);
 		if (n >= 2 && only_punct(lit[0].end, lit[1].start)) {
-			preload_add(a, out, lit[0].s, lit[1].s, required, false, line);
+			preload_add(a, out, lit[0].s, lit[1].s, required, false, p);
 		} else if (find_in(n1, close, ",") && !find_in(n1, find_in(n1, close, ","), "=")) {
-			/* positional names: the loop variables of a collection */
-			const char *coll = loop_collection(a, from, p);
-			if (coll) {
-				const char *f0 = from;
-				const char *fb0, *fb1, *fsig;
-				/* the collection lives in this region or the function around it */
-				if (!find_in(from, p, coll) && func_body(text, "_preload_cuda_deps", &fb0, &fb1, &fsig))
-					f0 = fb0;
-				collection_pairs(a, text, f0, p, coll, required, out);
+			loop_preloads(pr, from, to, p, required, out);
+		} else if (def->found && depth < 3) {
+			/* a function of preloads: expanded once, its preloads kept at their own lines */
+			const char *key = arena_printf(a, "call\n%s\n%d", name, req);
+			if (!replay(pr, key, out)) {
+				size_t before = out->n;
+				collect_preloads(pr, def->b0, def->b1, req >= 0 ? req : -1, depth + 1, out);
+				remember(pr, key, out, before);
 			}
-		} else if (has_def && depth < 3) {
-			collect_preloads(a, text, cb0, cb1, req >= 0 ? req : -1, depth + 1, out);
 		}
 		p = close;
 	}
@@ -373,19 +489,21 @@ static const char *maps_needle(struct arena *a, const char *from, const char *to
 
 static void read_load_global_deps(struct arena *a, const char *init, struct torch_layout *t)
 {
-	const char *b0, *b1, *sig;
-	if (!func_body(init, "_load_global_deps", &b0, &b1, &sig))
+	struct preload_reader pr = { .a = a, .text = init, .end = init + strlen(init) };
+	const struct def_span *lgd = func_body(&pr, "_load_global_deps");
+	if (!lgd->found)
 		return;
 	t->has_load_global_deps = true;
-	const char *cdll = find_in(b0, b1, "ctypes.CDLL(");
+	const char *cdll = find_in(lgd->b0, lgd->b1, "ctypes.CDLL(");
 	if (!cdll)
 		return;
 	t->global_deps_line = line_of(init, cdll);
-	const char *exc = find_in(cdll, b1, "except OSError");
-	const char *ok_end = exc ? exc : b1;
+	const char *exc = find_in(cdll, lgd->b1, "except OSError");
+	const char *ok_end = exc ? exc : lgd->b1;
 	struct preload_vec after = { 0 }, fallback = { 0 };
-	collect_preloads(a, init, cdll, ok_end, -1, 0, &after);
+	collect_preloads(&pr, cdll, ok_end, -1, 0, &after);
 	if (after.n) {
+		number_lines(a, init, &after);
 		t->after_deps = after.item;
 		t->nafter_deps = after.n;
 		t->after_line = after.item[0].line;
@@ -393,7 +511,8 @@ static void read_load_global_deps(struct arena *a, const char *init, struct torc
 	}
 	if (exc) {
 		t->fallback_line = line_of(init, exc);
-		collect_preloads(a, init, exc, b1, -1, 0, &fallback);
+		collect_preloads(&pr, exc, lgd->b1, -1, 0, &fallback);
+		number_lines(a, init, &fallback);
 		t->preload = fallback.item;
 		t->npreload = fallback.n;
 		t->fallback_filters = strstr(init, "raise err") != NULL;

@@ -50,4 +50,27 @@ for n in 50000 200000; do
 done
 scale --rc 0 "check: an if of 50,000 and 200,000 nested brackets and 'and's" \
 	"$FX/cond50000" "$FX/cond200000" -- $ABISCOPE check {}
+# ---- torch/__init__.py's _load_global_deps (pyenv/importctx.c): preload
+# calls with literals, in a loop over a collection, and through functions
+for n in 5000 20000; do
+	make_env "$FX/torch$n"
+	python3 - "$n" "$FX/torch$n/lib/python3.11/site-packages/torch" <<'PY'
+import os, sys
+n, d = int(sys.argv[1]), sys.argv[2]
+os.makedirs(d, exist_ok=True)
+calls = ['        _preload_cuda_deps("cublas", "libcublas.so.*[0-9]")',
+         '        for a, b in cuda_libs.items():\n            _preload_cuda_deps(a, b)',
+         '        _preload_cuda_lib%d()']
+body = "\n".join(calls[i % 3] % (i % 50) if i % 3 == 2 else calls[i % 3] for i in range(n))
+defs = "".join('def _preload_cuda_lib%d(required=True):\n    _preload_cuda_deps("cudnn", "libcudnn.so.*[0-9]")\n\n' % k
+               for k in range(50))
+open(d + "/__init__.py", "w").write(
+    "import ctypes\n" + defs + "def _preload_cuda_deps(lib_folder, lib_name, required=True):\n    pass\n\n"
+    "def _load_global_deps():\n    cuda_libs = {\n        'cublas': 'libcublas.so.*[0-9]',\n    }\n    try:\n"
+    "        ctypes.CDLL(lib_path, mode=ctypes.RTLD_GLOBAL)\n    except OSError as err:\n" + body + "\n        raise err\n")
+open(d + "/version.py", "w").write("__version__ = '2.9.1'\ncuda = '12.8'\n")
+PY
+done
+scale --rc 0 "check: a torch/__init__.py of 5,000 and 20,000 preload calls" \
+	"$FX/torch5000" "$FX/torch20000" -- $ABISCOPE check {}
 finish
