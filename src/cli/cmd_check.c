@@ -509,10 +509,10 @@ static enum status place_paths(struct scan *s, struct check_cli *o, struct snaps
 static void print_host_text(const struct term *t, const struct snapshot *host, const struct placement *pl,
 			    const struct env_check *c)
 {
-	fprintf(t->out, "%shost%s         %s (snapshot of %s %s, glibc %d.%d)\n", c_bold(t), c_reset(t),
+	fprintf(t->out, "%shost%s         %s (snapshot of %s %s, glibc %d.%d, %s)\n", c_bold(t), c_reset(t),
 		host->label ? host->label : host->hostname ? host->hostname : "?",
 		host->env_kind ? host->env_kind : "environment", host->env_root ? host->env_root : "?",
-		host->glibc_major, host->glibc_minor);
+		host->glibc_major, host->glibc_minor, snapshot_machine(host));
 	for (size_t i = 0; i < pl->nplaced; i++)
 		fprintf(t->out, "%splaced%s       %s -> %s\n", c_bold(t), c_reset(t), pl->from[i], pl->to[i]);
 	if (!pl->nplaced || !c)
@@ -532,6 +532,7 @@ static void print_host_json(struct jw *w, const struct snapshot *host, const str
 	jw_kstr(w, "label", host->label);
 	jw_kstr(w, "environment", host->env_root);
 	jw_kstr(w, "kind", host->env_kind);
+	jw_kstr(w, "machine", snapshot_machine(host));
 	jw_kstr(w, "site_packages", pl->site);
 	jw_kstr(w, "interpreter", pl->nplaced && c ? c->process_exe : host->python);
 	jw_kbool(w, "after_import_torch", pl->nplaced && c && c->torch.found && c->torch_replayed);

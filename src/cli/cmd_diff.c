@@ -36,7 +36,9 @@ static int parse(int argc, char **argv, struct diff_cli *o)
 	return 0;
 }
 
-static void side_text(const struct term *t, const char *tag, const struct host_side *h)
+/* machine: named when the sides differ in it (the line stays as it was
+ * for two hosts of one machine) */
+static void side_text(const struct term *t, const char *tag, const struct host_side *h, bool machine)
 {
 	const struct snapshot *s = h->snap;
 	fprintf(t->out, "%s%s%s  %s: %s %s", c_bold(t), tag, c_reset(t), one_line(h->name),
@@ -46,6 +48,8 @@ static void side_text(const struct term *t, const char *tag, const struct host_s
 	if (s->torch_version)
 		fprintf(t->out, ", torch %s", s->torch_version);
 	fprintf(t->out, ", glibc %d.%d", s->glibc_major, s->glibc_minor);
+	if (machine)
+		fprintf(t->out, ", %s", one_line(snapshot_machine(s)));
 	if (s->driver)
 		fprintf(t->out, ", driver %s", s->driver);
 	if (h->check)
@@ -64,6 +68,7 @@ static void side_json(struct jw *w, const struct host_side *h)
 	char glibc[16];
 	snprintf(glibc, sizeof glibc, "%d.%d", s->glibc_major, s->glibc_minor);
 	jw_kstr(w, "glibc", glibc);
+	jw_kstr(w, "machine", snapshot_machine(s));
 	jw_kstr(w, "driver", s->driver);
 	if (h->check) {
 		jw_kint(w, "extension_modules", (int64_t)h->check->nextensions);
@@ -113,7 +118,7 @@ int cmd_diff(int argc, char **argv)
 	findings_init(&fl, &s[0].arena);
 	struct compare_summary sum;
 	host_compare(&s[0].arena, &side[0], &side[1], o.verbose, &fl, &sum);
-	if (sum.import_changes || sum.broken_symbols)
+	if (sum.import_changes || sum.broken_symbols || sum.other_machine)
 		code = EXIT_FAILS;
 	if (o.json) {
 		struct jw w;
@@ -134,15 +139,15 @@ int cmd_diff(int argc, char **argv)
 	} else {
 		struct term t;
 		term_init(&t, stdout, o.color);
-		side_text(&t, "A", &side[0]);
-		side_text(&t, "B", &side[1]);
+		side_text(&t, "A", &side[0], sum.other_machine);
+		side_text(&t, "B", &side[1], sum.other_machine);
 		fputc('\n', t.out);
 		if (fl.list.n)
 			render_findings_text(&t, &fl, o.verbose);
 		else
 			fprintf(t.out, "no difference abiscope looks at\n");
 		fprintf(t.out, "%s%zu difference%s%s; imports that change: %zu; used symbols missing: %zu\n",
-			sum.import_changes || sum.broken_symbols ? c_red(&t) : "", sum.differences,
+			sum.import_changes || sum.broken_symbols || sum.other_machine ? c_red(&t) : "", sum.differences,
 			sum.differences == 1 ? "" : "s", c_reset(&t), sum.import_changes, sum.broken_symbols);
 	}
 out:

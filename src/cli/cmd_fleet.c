@@ -160,9 +160,13 @@ static enum status read_host(struct arena *a, const char *path, bool summary_onl
 	arena_init(&whole);
 	struct snapshot snap;
 	enum status st = snapshot_read(&whole, path, &snap, d);
+	/* a summary from before "machine": the loader's e_machine says it */
+	const char *machine = st == ST_OK ? arena_strdup(a, snapshot_machine(&snap)) : NULL;
 	arena_release(&whole);
 	if (st == ST_OK)
 		st = snapshot_read_summary(a, path, sum, d);
+	if (st == ST_OK && !sum->machine)
+		sum->machine = machine;
 	return st;
 }
 

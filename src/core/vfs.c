@@ -81,9 +81,26 @@ static struct vfs_node *ensure_dir(struct vfs *v, const char *path)
 	return add_node(v, path, VFS_DIR);
 }
 
+/* A file placed over another (a copy of this machine's build placed where
+ * the snapshot described the host's): nothing of the old file stays, its
+ * recorded first bytes least of all (the probe reads those). */
+static void forget_contents(struct vfs_node *n)
+{
+	n->data = NULL;
+	n->len = 0;
+	n->size = 0;
+	n->head = NULL;
+	n->head_len = 0;
+	n->sized = false;
+	n->same = NULL;
+	n->load = NULL;
+	n->ctx = NULL;
+}
+
 struct vfs_node *vfs_add_file(struct vfs *v, const char *path, const uint8_t *data, size_t len)
 {
 	struct vfs_node *n = add_node(v, path, VFS_FILE);
+	forget_contents(n);
 	n->data = data;
 	n->len = len;
 	n->loaded = true;
@@ -93,6 +110,7 @@ struct vfs_node *vfs_add_file(struct vfs *v, const char *path, const uint8_t *da
 struct vfs_node *vfs_add_lazy(struct vfs *v, const char *path, size_t len, vfs_load_fn load, void *ctx)
 {
 	struct vfs_node *n = add_node(v, path, VFS_FILE);
+	forget_contents(n);
 	n->len = len;
 	n->load = load;
 	n->ctx = ctx;

@@ -15,8 +15,6 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-/* The message with the environment's own location replaced by "<env>", so
- * that the same failure reads the same on hosts with the venv elsewhere. */
 static const char *portable_message(struct arena *a, const struct snapshot *snap, const char *msg)
 {
 	if (!snap->env_root || strlen(snap->env_root) < 2)
@@ -107,6 +105,16 @@ enum status snapshot_capture(struct scan *s, const char *path, const struct capt
 	st = snapshot_build(s, &rec, &facts, &so, snap, d);
 	if (st != ST_OK)
 		return st;
+	/* what the kernel tells the environment's processes, where it is
+	 * known and not assumed (objcache_machine: this host's auxiliary
+	 * vector for its own kind of binary; x86's page size is always 4096;
+	 * an aarch64 tree under --root on another machine gets neither) */
+	struct machine_view mv;
+	objcache_machine(&s->objs, machine, &mv);
+	snap->page_size = mv.page_size_assumed ? 0 : (uint32_t)mv.page_size;
+	snap->hwcap_known = !mv.hwcap_assumed;
+	snap->hwcap = mv.hwcap_assumed ? 0 : mv.hwcap;
+	snap->hwcap2 = mv.hwcap_assumed ? 0 : mv.hwcap2;
 	if (!snap->python && c->process_exe)	/* a plain folder: the python3 its check used */
 		snap->python = arena_strdup(&s->arena, c->process_exe);
 	snap->failing = arena_calloc(&s->arena, c->nv ? c->nv : 1, sizeof *snap->failing);

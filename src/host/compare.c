@@ -527,6 +527,36 @@ static void compare_dists(struct cmp *c)
 	}
 }
 
+/* Two machines: every binary of one side is another build on the other,
+ * and none copied across loads ("cannot open shared object file: No such
+ * file or directory", glibc's answer to another e_machine).  One finding
+ * says so, with the page sizes when they differ too. */
+static void compare_machine(struct cmp *c)
+{
+	const struct snapshot *x = c->x.side->snap, *y = c->y.side->snap;
+	const char *xm = snapshot_machine(x), *ym = snapshot_machine(y);
+	const char *xn = c->x.side->name, *yn = c->y.side->name;
+	if (!str_eq(xm, ym)) {
+		c->sum->other_machine = true;
+		struct finding *f = add(c, "diff-machine", SEV_ERROR, NULL);
+		finding_title(c->fl, f, "machine: %s %s, %s %s: no binary built for one loads on the other", xn, xm,
+			      yn, ym);
+		finding_line(c->fl, f, "a copy fails with \"cannot open shared object file: No such file or "
+				       "directory\" (glibc's answer to another machine's ELF file); install each "
+				       "side's own build of every native package");
+		val_set_str(c->a, f->fields, "a", xm);
+		val_set_str(c->a, f->fields, "b", ym);
+	}
+	if (x->page_size && y->page_size && x->page_size != y->page_size) {
+		struct finding *f = add(c, "diff-page-size", SEV_WARNING, NULL);
+		finding_title(c->fl, f, "page size: %s %u, %s %u", xn, x->page_size, yn, y->page_size);
+		finding_line(c->fl, f, "a library whose PT_LOAD segments are aligned for smaller pages fails on the "
+				       "larger (\"ELF load command address/offset not page-aligned\")");
+		val_set_int(c->a, f->fields, "a_page_size", x->page_size);
+		val_set_int(c->a, f->fields, "b_page_size", y->page_size);
+	}
+}
+
 void host_compare(struct arena *a, const struct host_side *x, const struct host_side *y, bool internal,
 		  struct findings *fl, struct compare_summary *sum)
 {
@@ -539,10 +569,16 @@ void host_compare(struct arena *a, const struct host_side *x, const struct host_
 	c.sum = sum;
 	index_side(a, x, &c.x);
 	index_side(a, y, &c.y);
+	compare_machine(&c);
 	compare_imports(&c);
-	compare_used_exports(&c, &c.x, &c.y);
-	compare_used_exports(&c, &c.y, &c.x);
+	if (!sum->other_machine) {
+		/* across machines every binary is another build: what one side's
+		 * exports lack, or which binaries differ, says nothing more */
+		compare_used_exports(&c, &c.x, &c.y);
+		compare_used_exports(&c, &c.y, &c.x);
+	}
 	compare_platform(&c);
-	compare_libraries(&c);
+	if (!sum->other_machine)
+		compare_libraries(&c);
 	compare_dists(&c);
 }

@@ -3,6 +3,9 @@
  * by consequence, as findings.
  *
  * The order is the order of what an engineer must know first:
+ *   0. the machine, when the sides differ in it (x86_64 and aarch64): no
+ *      binary of one loads on the other, so that is the one finding about
+ *      binaries; symbols are not compared across machines;
  *   1. imports that work on one side and fail on the other (from the
  *      checks run on each side), with the failing side's error;
  *   2. exported symbols one side's binaries use that the other side's
@@ -34,6 +37,7 @@ struct compare_summary {
 	size_t import_changes;		/* imports that work on one side only */
 	size_t broken_symbols;		/* used exports missing on the other side */
 	size_t differences;		/* every finding added */
+	bool other_machine;		/* the sides are different machines */
 };
 
 /* internal: also symbols a package's binaries take from the same package's

@@ -19,6 +19,11 @@ uint64_t fleet_fingerprint(const struct snap_summary *s)
 	h = mix(h, s->python);
 	h = mix(h, s->torch);
 	h = mix(h, s->hwcaps);
+	/* x86_64 with 4 KiB pages adds nothing: fingerprints from before stay */
+	if (s->machine && !str_eq(s->machine, "x86_64"))
+		h = mix(h, s->machine);
+	if (s->page_size && !str_eq(s->page_size, "4096"))
+		h = mix(h, s->page_size);
 	for (size_t i = 0; i < s->ndists; i++) {
 		h = mix(h, s->dist_names[i]);
 		h = mix(h, s->dist_versions[i]);
@@ -82,12 +87,19 @@ static ssize_t find_sorted(const char *const *keys, size_t n, const char *key)
 static void explain(struct arena *a, const struct snap_summary *s, const struct snap_summary *b,
 		    struct ptrvec *out)
 {
+	/* another machine first: no binary of one runs on the other, and
+	 * every binary differing is that, not a list */
+	bool other_machine = s->machine && b->machine && !str_eq(s->machine, b->machine);
+	if (other_machine)
+		ptrvec_push(a, out, arena_printf(a, "machine %s (baseline: %s): binaries built for one do not load on "
+						    "the other", s->machine ? s->machine : "?", b->machine ? b->machine : "?"));
 	for (size_t i = 0; i < s->nfailing; i++)
 		if (!in_list(b->failing, b->nfailing, s->failing[i]))
 			ptrvec_push(a, out, arena_printf(a, "fails here only: %s", s->failing[i]));
 	for (size_t i = 0; i < b->nfailing; i++)
 		if (!in_list(s->failing, s->nfailing, b->failing[i]))
 			ptrvec_push(a, out, arena_printf(a, "works here, fails on the baseline: %s", b->failing[i]));
+	field(a, out, "page size", s->page_size, b->page_size);
 	field(a, out, "driver", s->driver, b->driver);
 	field(a, out, "GPUs", s->gpus, b->gpus);
 	field(a, out, "glibc", s->glibc, b->glibc);
@@ -105,14 +117,17 @@ static void explain(struct arena *a, const struct snap_summary *s, const struct 
 		}
 		if (s->object_digests[i] == b->object_digests[k])
 			continue;
-		if (changed < MAX_NAMED)
+		if (changed < MAX_NAMED && !other_machine)
 			named = arena_printf(a, "%s%s%s", named, changed ? ", " : "", s->object_keys[i]);
 		changed++;
 	}
 	for (size_t i = 0; i < b->nobjects; i++)
 		if (find_sorted(s->object_keys, s->nobjects, b->object_keys[i]) < 0)
 			missing++;
-	if (changed)
+	if (changed && other_machine)
+		ptrvec_push(a, out, arena_printf(a, "%zu %s (%s builds)", changed,
+						 changed == 1 ? "binary differs" : "binaries differ", s->machine));
+	else if (changed)
 		ptrvec_push(a, out, arena_printf(a, "%zu %s: %s%s", changed, changed == 1 ? "binary differs" : "binaries differ",
 						 named, changed > MAX_NAMED ? ", ..." : ""));
 	if (only)

@@ -103,6 +103,13 @@ void snapshot_mount(struct scan *s, struct snapshot *snap)
 	struct ldso_facts *f = arena_calloc(a, 1, sizeof *f);
 	snapshot_facts(a, snap, f);
 	s->objs.preset_facts = f;
+	/* the described machine's kernel, not this one's: objects are parsed
+	 * with its page size (an old snapshot: assumed, and noted) */
+	s->objs.given.machine = snap->machine;
+	s->objs.given.page_size = snap->page_size;
+	s->objs.given.hwcap_set = snap->hwcap_known;
+	s->objs.given.hwcap = snap->hwcap;
+	s->objs.given.hwcap2 = snap->hwcap2;
 }
 
 static uint32_t hwcaps_priority(void *ctx, const char *name)
@@ -133,6 +140,9 @@ void snapshot_facts(struct arena *a, const struct snapshot *snap, struct ldso_fa
 	f->hwcaps_active = snap->hwcaps_active;
 	f->nhwcaps_active = snap->nhwcaps_active;
 	f->isa_1 = snap->isa_1;
+	f->hwcap = snap->hwcap;
+	f->hwcap2 = snap->hwcap2;
+	f->page_size = snap->page_size;	/* 0: ldso_facts_load assumes 4096 */
 	f->cache_path = snap->cache_path ? snap->cache_path : "/etc/ld.so.cache";
 	f->has_cache = snap->has_cache;
 	diag_clear(&f->cache_diag);

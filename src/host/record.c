@@ -648,8 +648,10 @@ enum status snapshot_build(struct scan *s, const struct snap_recorder *r, const 
 	snap->hostname = hostname_of(s);
 	snap->label = o->label ? arena_strdup(b.a, o->label) : snap->hostname;
 	struct utsname u;
-	if (!fs_is_rooted(&s->fs) && uname(&u) == 0)
+	if (!fs_is_rooted(&s->fs) && uname(&u) == 0) {
 		snap->kernel = arena_strdup(b.a, u.release);
+		snap->uname_machine = arena_strdup(b.a, u.machine);
+	}
 	copy_facts(&b, f);
 
 	set_tree(&b, o->env);

@@ -198,6 +198,18 @@ static json_t *file_json(const struct snap_file *f)
 	return o;
 }
 
+const char *snapshot_machine(const struct snapshot *s)
+{
+	if (s->uname_machine)
+		return s->uname_machine;
+	switch (s->machine) {
+	case 0:
+	case EM_X86_64_: return "x86_64";
+	case EM_AARCH64_: return "aarch64";
+	}
+	return elf_machine_name(s->machine);
+}
+
 const char *snapshot_gpus_text(struct arena *a, const struct snapshot *s)
 {
 	const char *out = "";
@@ -227,6 +239,11 @@ static json_t *summary_json(const struct snapshot *s)
 	}
 	json_object_set_new(o, "torch", jstr(s->torch_version));
 	json_object_set_new(o, "hwcaps", jstr(s->nhwcaps_active ? s->hwcaps_active[0] : NULL));
+	json_object_set_new(o, "machine", json_string(snapshot_machine(s)));
+	if (s->page_size) {
+		snprintf(buf, sizeof buf, "%u", s->page_size);
+		json_object_set_new(o, "page_size", json_string(buf));
+	}
 	json_t *dists = json_object();
 	for (size_t i = 0; i < s->ndists; i++) {
 		const char *name = s->dists[i].name ? s->dists[i].name : "?";
@@ -268,6 +285,8 @@ static json_t *snapshot_json(const struct snapshot *s)
 	json_object_set_new(root, "hostname", jstr(s->hostname));
 	json_object_set_new(root, "label", jstr(s->label));
 	json_object_set_new(root, "kernel", jstr(s->kernel));
+	if (s->uname_machine)
+		json_object_set_new(root, "machine", json_string(s->uname_machine));
 	json_object_set_new(root, "summary", summary_json(s));
 
 	json_t *ld = json_object();
@@ -280,6 +299,12 @@ static json_t *snapshot_json(const struct snapshot *s)
 	json_object_set_new(ld, "capstr", jstrings(s->capstr, s->ncapstr));
 	json_object_set_new(ld, "hwcaps", jstrings(s->hwcaps_active, s->nhwcaps_active));
 	json_object_set_new(ld, "isa_1", json_integer(s->isa_1));
+	if (s->hwcap_known) {
+		json_object_set_new(ld, "hwcap", json_integer((json_int_t)s->hwcap));
+		json_object_set_new(ld, "hwcap2", json_integer((json_int_t)s->hwcap2));
+	}
+	if (s->page_size)
+		json_object_set_new(ld, "page_size", json_integer(s->page_size));
 	json_object_set_new(ld, "notes", jstrings(s->notes, s->nnotes));
 	if (s->has_cache) {
 		json_t *c = json_object();
@@ -768,6 +793,9 @@ enum status snapshot_parse(struct arena *a, const char *text, size_t len, const 
 	s->hostname = get_str(&r, root, "hostname", "hostname");
 	s->label = get_str(&r, root, "label", "label");
 	s->kernel = get_str(&r, root, "kernel", "kernel");
+	s->uname_machine = get_str(&r, root, "machine", "machine");
+	if (s->uname_machine && !s->uname_machine[0])
+		bad(&r, "machine", "empty");
 
 	json_t *ld = json_object_get(root, "loader");
 	if (!json_is_object(ld)) {
@@ -803,6 +831,13 @@ enum status snapshot_parse(struct arena *a, const char *text, size_t len, const 
 	}
 	s->hwcaps_active = get_strings(&r, ld, "hwcaps", &s->nhwcaps_active, "loader");
 	s->isa_1 = (uint32_t)get_int(&r, ld, "isa_1", 0, UINT32_MAX, "loader");
+	/* from before these fields: hwcaps not known, the page size 4096 */
+	s->hwcap_known = json_object_get(ld, "hwcap") != NULL;
+	s->hwcap = (uint64_t)get_int(&r, ld, "hwcap", INT64_MIN, INT64_MAX, "loader");
+	s->hwcap2 = (uint64_t)get_int(&r, ld, "hwcap2", INT64_MIN, INT64_MAX, "loader");
+	s->page_size = (uint32_t)get_int(&r, ld, "page_size", 0, 1 << 30, "loader");
+	if (s->page_size && (s->page_size < 1024 || (s->page_size & (s->page_size - 1))))
+		bad(&r, "loader.page_size", "not a power of two of 1024 or more");
 	s->notes = get_strings(&r, ld, "notes", &s->nnotes, "loader");
 	json_t *c = json_object_get(ld, "cache");
 	if (c && json_is_object(c)) {
@@ -1162,6 +1197,8 @@ static enum status summary_from(struct reader *r, json_t *o, struct snap_summary
 	sum->python = get_str(r, o, "python", "summary");
 	sum->torch = get_str(r, o, "torch", "summary");
 	sum->hwcaps = get_str(r, o, "hwcaps", "summary");
+	sum->machine = get_str(r, o, "machine", "summary");	/* NULL: from before the field */
+	sum->page_size = get_str(r, o, "page_size", "summary");
 	sum->failing = get_strings(r, o, "failing", &sum->nfailing, "summary");
 	json_t *dists = json_object_get(o, "dists");
 	json_t *objs = json_object_get(o, "objects");

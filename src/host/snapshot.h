@@ -159,7 +159,11 @@ struct snapshot {
 	const char **hwcaps_active;
 	size_t nhwcaps_active;
 	uint32_t isa_1;
-	uint16_t machine;
+	uint16_t machine;		/* the loader's e_machine */
+	const char *uname_machine;	/* uname -m of the running kernel; NULL under --root */
+	uint64_t hwcap, hwcap2;		/* AT_HWCAP, AT_HWCAP2 */
+	bool hwcap_known;		/* false: not read (--root, a snapshot from before) */
+	uint32_t page_size;		/* AT_PAGESZ; 0: not read, 4096 assumed */
 	const char *cache_path;
 	bool has_cache;
 	struct snap_cache_entry *cache;
@@ -190,6 +194,11 @@ struct snapshot {
 	size_t nfiles;
 	struct strmap by_path;	/* path -> struct snap_file * */
 };
+
+/* The machine as uname -m names it ("x86_64", "aarch64"): the recorded
+ * one, else the loader's e_machine's name (a snapshot made under --root,
+ * or one from before the field: x86_64 when it records no e_machine). */
+const char *snapshot_machine(const struct snapshot *s);
 
 /* "9.0 NVIDIA H100, 12.0 RTX 5090": the GPUs as the summary and diff name them. */
 const char *snapshot_gpus_text(struct arena *a, const struct snapshot *s);
@@ -242,6 +251,8 @@ enum status snapshot_read(struct arena *a, const char *path, struct snapshot *sn
  */
 struct snap_summary {
 	const char *label, *glibc, *driver, *gpus, *python, *torch, *hwcaps;
+	const char *machine;		/* uname -m's name; NULL in a summary from before */
+	const char *page_size;		/* "65536", or NULL: not recorded */
 	const char **dist_names, **dist_versions;
 	size_t ndists;
 	const char **object_keys;

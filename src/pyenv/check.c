@@ -799,7 +799,8 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 			explain_missing(x, f, io);
 	}
 	two_majors(x, &wr.target, io);
-	if (io->is_extension)
+	/* an object of another machine never loads: what it needs is moot */
+	if (io->is_extension && io->obj->kind == OBJ_ELF && io->obj->elf_ok && io->obj->elf.machine == p->facts.machine)
 		cuda_major_vs_torch(x, io);
 	proc_rewind(p, &mark, &wr.target);
 	v->state = wr.target.ok ? V_OK : V_FAILS;

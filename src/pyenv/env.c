@@ -252,8 +252,11 @@ static void prefix_dirs(struct scan *s, struct pyenv *e, const char *prefix, boo
 
 static void find_python_in(struct scan *s, struct pyenv *e, const char *bindir)
 {
-	static const char *const names[] = { "python3", "python" };
-	for (size_t i = 0; i < ARRAY_SIZE(names) && !e->python; i++) {
+	/* pythonX.Y last, once the prefix's lib/pythonX.Y gave the version:
+	 * Debian's python3.11 without python3-minimal's python3 link */
+	const char *names[] = { "python3", "python",
+				e->py_major ? arena_printf(&s->arena, "python%d.%d", e->py_major, e->py_minor) : NULL };
+	for (size_t i = 0; i < ARRAY_SIZE(names) && names[i] && !e->python; i++) {
 		const char *p = join(s, bindir, names[i]);
 		if (!is_file(s, p))
 			continue;
@@ -330,6 +333,8 @@ static void open_prefix(struct scan *s, const char *root, struct pyenv *e, enum 
 	e->kind = kind;
 	find_python_in(s, e, join(s, root, "bin"));
 	prefix_dirs(s, e, root, true);
+	if (!e->python)
+		find_python_in(s, e, join(s, root, "bin"));
 	if (kind == PYENV_CONDA)
 		e->libdir = join(s, root, "lib");
 }
@@ -415,6 +420,14 @@ enum status pyenv_open(struct scan *s, const char *given, struct pyenv *e, struc
 			path_dirname(real, bin, sizeof bin);
 			path_dirname(bin, root, sizeof root);
 			open_dir(s, root, e);
+		}
+		/* the interpreter named is the one the environment runs, also
+		 * where its folder has no python3 (Debian's python3.11 without
+		 * the python3-minimal link) */
+		if (e->kind != PYENV_PLAIN && !e->python && file_is_elf(&s->fs, real)) {
+			e->python = arena_strdup(&s->arena, real);
+			e->python_how = arena_strdup(&s->arena, path);
+			set_ext_suffix(s, e);	/* its machine names the suffix */
 		}
 		if (e->kind != PYENV_PLAIN)
 			return ST_OK;

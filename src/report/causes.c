@@ -30,6 +30,11 @@ static const char *key_of(struct arena *a, const struct finding *f)
 	    (str_eq(f->id, "cuda-major-mismatch") && val_get(v, "needs_cuda_major")))
 		if (lib)
 			return arena_printf(a, "library:%s", path_basename(lib));
+	/* binaries of another machine (an x86_64 build placed on an aarch64
+	 * host): one cause, whichever files */
+	if (str_eq(f->id, "wrong-elf") && !lib && val_get_str(v, "process_machine"))
+		return arena_printf(a, "machine:%s:%s:%s", val_get_str(v, "class"), val_get_str(v, "machine"),
+				    val_get_str(v, "process_machine"));
 	if (str_eq(f->id, "version-not-found"))
 		return arena_printf(a, "version:%s@%s", lib ? path_basename(lib) : "?", val_get_str(v, "version"));
 	if (str_eq(f->id, "undefined-symbol") || str_eq(f->id, "lazy-undefined-symbol")) {
