@@ -3,6 +3,7 @@
 
     python3 tests/field/fixoracle.py [--baseline] [--keep] [--save-as TAG] [--markdown FILE] [--notes FILE] [CASE...]
     python3 tests/field/fixoracle.py --table [--save-as TAG] [--markdown FILE] [CASE...]   (kept results only)
+    python3 tests/field/fixoracle.py --compare [--save-as TAG] [CASE...]   (baseline against TAG, kept results)
     python3 tests/field/fixoracle.py --chroot                              (make the Debian 12 root)
 
 For each broken environment of tests/field/fixcases.toml (a recipe: a base
@@ -58,6 +59,7 @@ ENVS = os.path.join(FIELD, "envs")
 UV_CACHE = os.path.join(FIELD, "uv")
 WORK = os.path.join(FIELD, "fixoracle")
 RESULTS = os.path.join(WORK, "results")
+WHEELS = os.environ.get("ABISCOPE_WHEELS", "/work/cache/wheels")
 DEB12 = os.environ.get("ABISCOPE_FIXORACLE_DEB12", "/var/tmp/fixoracle/deb12")
 CASES = os.path.join(HERE, "fixcases.toml")
 ABISCOPE = os.environ.get("ABISCOPE", os.path.join(TOP, "abiscope"))
@@ -282,6 +284,8 @@ def units(oracle, prefix):
         if pv is not None and m.get("package") == top:
             out["pkg:" + top] = pv if out.get("pkg:" + top, True) is True else out["pkg:" + top]
     for path, lib in (oracle.get("libraries") or {}).items():
+        if not (lib.get("tried_by_import") or lib.get("mapped_by_import")):
+            continue  # a library the import neither loads nor tries (nvshmem's transports): not an import's part
         v = verdict(lib.get("dlopen"))
         rel = relpath(path, prefix)
         if v is not None:
@@ -591,42 +595,58 @@ def clone(st, d):
     return c
 
 
+def local_wheel(req):
+    """torch==V as the wheel build_envs.py installed the field envs from
+    (WHEELS, the same bytes as PyPI's): uv has it unpacked already, where
+    PyPI's copy would be unpacked again (gigabytes of the shared disk)."""
+    m = re.fullmatch(r"torch==([0-9.]+)", req)
+    if m and os.path.isdir(WHEELS):
+        for f in sorted(os.listdir(WHEELS)):
+            if f.startswith(f"torch-{m.group(1)}-") and "cp311" in f and "x86_64" in f and f.endswith(".whl"):
+                return os.path.join(WHEELS, f)
+    return req
+
+
 def apply(st, actions):
     """Carry the actions out in st (a copy); (applied, log).  applied is False
     when an action cannot be carried out on this machine (not abiscope's
     fault: an index it cannot reach, a package of the host's own system)."""
     log = []
+    changed = False
     for a in actions:
         kind = a.get("action")
         if kind == "pip-install":
             reqs = pypi_requirements(a.get("requirements") or [], a.get("index_url"))
             if reqs is None:
                 log.append(f"not applied: {a.get('index_url')} is not reachable here and PyPI has no same build")
-                return False, log
+                return False, log, False
             free = shutil.disk_usage(st.dir).free
             if free < MIN_FREE:
                 log.append(f"not applied: {free / 1e9:.0f} GB free, under the {MIN_FREE / 1e9:.0f} GB the "
                            f"shared machine keeps (an install may download gigabytes)")
-                return False, log
+                return False, log, False
             if st.kind == "chroot":
                 r = sh(st.chroot(["python3", "-m", "pip", "install", *(["--no-deps"] if a.get("no_deps") else []),
                                   *(["--force-reinstall"] if a.get("force_reinstall") else []), *reqs]))
             else:
                 r = uv("install", *(["--no-deps"] if a.get("no_deps") else []),
-                       *(["--reinstall"] if a.get("force_reinstall") else []), *reqs, python=st.python)
+                       *(["--reinstall"] if a.get("force_reinstall") else []), *map(local_wheel, reqs),
+                       python=st.python)
             log.append(f"pip install {' '.join(reqs)}: exit {r.returncode} {tail(r.stderr)}")
+            changed |= r.returncode == 0 and not re.search(r"\bAudited \d+ packages?\b", r.stderr + r.stdout)
         elif kind == "pip-uninstall":
             if st.kind == "chroot":
                 r = sh(st.chroot(["python3", "-m", "pip", "uninstall", "-y", *a["distributions"]]))
             else:
                 r = uv("uninstall", *a["distributions"], python=st.python)
             log.append(f"pip uninstall {' '.join(a['distributions'])}: exit {r.returncode} {tail(r.stderr)}")
+            changed |= r.returncode == 0 and "No packages to uninstall" not in r.stderr + r.stdout
         elif kind == "remove-path":
             p = a["path"] if st.kind != "chroot" else os.path.join(st.env, a["path"].lstrip("/"))
             real = os.path.realpath(p)
             if not real.startswith(os.path.realpath(st.dir) + os.sep):
                 log.append(f"refused: {p} is outside the copy")
-                return False, log
+                return False, log, False
             if os.path.isdir(real) and not os.path.islink(p):
                 shutil.rmtree(real)
             elif os.path.lexists(p):
@@ -635,11 +655,13 @@ def apply(st, actions):
                 log.append(f"remove {p}: no such file")
                 continue
             log.append(f"removed {relpath(p, st.dir)}")
+            changed = True
         elif kind == "add-library-path":
             p = a["path"]
             if a.get("how") == "LD_LIBRARY_PATH":
                 st.ldpath.insert(0, p)
                 log.append(f"LD_LIBRARY_PATH={p}")
+                changed = True
             else:
                 if not st.ns:
                     st.ns = True
@@ -648,18 +670,20 @@ def apply(st, actions):
                 conf = "/etc/ld.so.conf.d/abiscope-fix.conf"
                 r = sh(st.wrap(["sh", "-c", f"echo {shlex.quote(p)} >> {conf} && ldconfig"]))
                 log.append(f"{p} >> {conf} && ldconfig (the namespace's own): exit {r.returncode} {tail(r.stderr)}")
+                changed = True
         elif kind == "system-package":
             if st.kind != "chroot":
                 log.append("not applied: a system package of this machine (never changed by the oracle)")
-                return False, log
+                return False, log, False
             r = sh(st.chroot(["apt-get", "install", "-y", "-q", "--reinstall", *a["packages"]]), timeout=1800)
             log.append(f"apt-get install --reinstall {' '.join(a['packages'])}: exit {r.returncode} "
                        f"{tail(r.stdout + r.stderr)}")
+            changed = True
         else:
             log.append(f"not applied: unknown action {kind}")
-            return False, log
+            return False, log, False
     st.save()
-    return True, log
+    return True, log, changed
 
 
 def tail(s, n=300):
@@ -775,10 +799,9 @@ def run_case(case, baseline=False, keep=False, save_as="latest", first_only=Fals
         said = fx["partial_said"]
         if fx["label"] == "plan":
             listed = fx["causes"] or [i for i, c in causes.items() if c.get("severity") == "error"]
+            # what the causes it lists take down; a module that a cause it
+            # leaves ("remaining") also takes down stays down: partial, said
             targets = {t for i in listed for t in tmap.get(i, [])}
-            remaining = {t for i in fx["remaining"] for t in tmap.get(i, [])} if isinstance(fx["remaining"], list) \
-                and all(isinstance(i, int) for i in fx["remaining"]) else set()
-            targets -= remaining
         else:
             targets = {t for i in fx["causes"] for t in tmap.get(i, [])}
         key = fingerprint(acts)
@@ -797,9 +820,12 @@ def run_case(case, baseline=False, keep=False, save_as="latest", first_only=Fals
         else:
             if key not in cache["after"]:
                 cst = clone(st, os.path.join(wd, "fix"))
-                applied, log = apply(cst, [rewrite(a, "{ENV}", cst.dir) for a in acts])
+                applied, log, changed = apply(cst, [rewrite(a, "{ENV}", cst.dir) for a in acts])
                 entry = {"applied": applied, "log": log}
-                if applied:
+                if applied and not changed:
+                    # nothing was installed, removed or set: the env is the broken one
+                    entry.update(oracle=cache["before"], unchanged=True, abiscope_after=None)
+                elif applied:
                     entry["oracle"] = run_oracle(cst, os.path.join(rdir, f"oracle-after-{key}.json"))
                     rep, _ = run_abiscope(cst)
                     entry["abiscope_after"] = {"ok": rep.get("ok"), "summary": rep.get("summary"),
@@ -809,7 +835,8 @@ def run_case(case, baseline=False, keep=False, save_as="latest", first_only=Fals
                 json.dump(cache, open(cache_path, "w"))
                 shutil.rmtree(cst.dir, ignore_errors=True)
             entry = cache["after"][key]
-            after = units(entry["oracle"], os.path.join(wd, "fix"))[0] if entry.get("applied") else {}
+            after = units(entry["oracle"], os.path.join(wd, "broken" if entry.get("unchanged") else "fix"))[0] \
+                if entry.get("applied") else {}
             row.update(judge(before, after, targets, said, applied=entry["applied"]))
             row["log"] = entry["log"]
             row["failing_after"] = oracle_failures(after) if entry.get("applied") else None
@@ -892,6 +919,31 @@ def table(results, out=sys.stdout):
           ", ".join(f"{c} {n} lines" for c, n in s["lines_3fail"]) + ".")
 
 
+def first_command(f):
+    if not f:
+        return ""
+    if f["source"] != "text" and f["actions"]:
+        return " && ".join(a.get("command") or a["action"] for a in f["actions"])
+    return " && ".join(a.get("command") or a["action"] for a in f["actions"]) or "(" + md(f.get("command"), 60) + ")"
+
+
+def compare_table(before, after, out=sys.stdout):
+    """One row per case: the first fix of the baseline run and of the latest,
+    each with its verdict, and the default text's lines (--assume-driver)."""
+    def p(*a):
+        print(*a, file=out)
+    b = {r["case"]: r for r in before}
+    p("| case | shape | fails before | before: first fix | verdict | after: first fix | verdict | lines before / after |")
+    p("|---|---|---:|---|---|---|---|---|")
+    for r in after:
+        o = b.get(r["case"])
+        fa, fo = first_fix(r), first_fix(o) if o else None
+        p(f"| {r['case']} | {r['shape']} | {len(r['failing_before'])} | {md(first_command(fo), 60) if o else '-'} | "
+          f"{(fo['verdict'] if fo else 'no-action') if o else '-'} | {md(first_command(fa), 70)} | "
+          f"{fa['verdict'] if fa else ('no-action' if r['failing_before'] else '-')} | "
+          f"{o['lines'].get('driver') if o else '-'} / {r['lines'].get('driver')} |")
+
+
 def md(s, n):
     s = " ".join((s or "").split()).replace("|", "\\|")
     return s if len(s) <= n else s[: n - 1] + "…"
@@ -963,6 +1015,10 @@ def main(argv):
         if n not in known:
             sys.exit(f"fixoracle.py: no case '{n}' in fixcases.toml")
     jobs = int(argv[argv.index("-j") + 1]) if "-j" in argv else 1
+    if "--compare" in flags:
+        compare_table(load_results(set(names) if names else None, "baseline"),
+                      load_results(set(names) if names else None, save_as))
+        return 0
     if "--table" not in flags:
         todo = [c for c in cases if not names or c["name"] in names]
         opts = {"baseline": "--baseline" in flags, "keep": "--keep" in flags, "save_as": save_as,

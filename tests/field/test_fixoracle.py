@@ -112,8 +112,11 @@ oracle = {"torch": {"ok": True},
                                            "package_error": "ImportError: x", "import": "crashed: signal 6"},
               "/e/sp/slow/m.so": {"module": "slow.m", "package": "slow", "package_error": None,
                                   "import": "crashed: timeout after 120s"}},
-          "libraries": {"/e/sp/xformers/_C.so": {"package": "xformers", "package_error": None,
-                                                 "dlopen": "libcudart.so.12: cannot open shared object file"}}}
+          "libraries": {"/e/sp/xformers/_C.so": {"package": "xformers", "package_error": None, "tried_by_import": True,
+                                                 "dlopen": "libcudart.so.12: cannot open shared object file"},
+                        "/e/sp/nvidia/nvshmem/lib/nvshmem_transport_ucx.so.3": {
+                            "package": "nvidia", "package_error": None, "tried_by_import": False,
+                            "mapped_by_import": False, "dlopen": "libucp.so.0: cannot open shared object file"}}}
 u, where = F.units(oracle, "/e")
 t.ok(u.get("mod:torch._C") is True and "mod:torch.lib.libc10" not in u, "units: a library with a module "
      "suffix is no module", u)
@@ -123,6 +126,7 @@ t.ok(u.get("pkg:sgl_kernel") is False and u.get("pkg:torch") is True and u.get("
      "units: the package's import and torch's", u)
 t.ok(u.get("lib:sp/xformers/_C.so") is False and where[os.path.realpath("/e/sp/xformers/_C.so")] ==
      "lib:sp/xformers/_C.so", "units: a library its package loads, by its path in the copy", where)
+t.ok(not any("nvshmem" in k for k in u), "units: a library the import neither loads nor tries is no unit", u)
 
 # ---- the verdict
 before = {"import torch": True, "mod:torch._C": True, "mod:a.x": False, "mod:a.y": False, "pkg:a": False,
