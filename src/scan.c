@@ -21,3 +21,11 @@ void scan_release(struct scan *s)
 	objcache_release(&s->objs);
 	arena_release(&s->arena);
 }
+
+void scan_report(struct scan *s, const char *what, const char *item, size_t done, size_t total)
+{
+	if (!s->progress)
+		return;
+	struct scan_progress p = { what, item, done, total };
+	s->progress(s->progress_ctx, &p);
+}

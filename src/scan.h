@@ -17,13 +17,29 @@
 
 struct torchabi;
 
+/* Where a long scan is, for a caller that shows it (the CLI draws one
+ * updating line on a terminal; the library never prints): what it does
+ * ("reading", "checking", "hashing"), on what (a path or name, NULL when
+ * none), and how far: done of total (total 0 when not known). */
+struct scan_progress {
+	const char *what;
+	const char *item;
+	size_t done, total;
+};
+typedef void (*scan_progress_fn)(void *ctx, const struct scan_progress *p);
+
 struct scan {
 	struct arena arena;
 	struct fsview fs;
 	struct objcache objs;
 	struct findings findings;
 	struct torchabi *torchabi;	/* the torch ABI index, decoded on first use (cxx/torchabi.h) */
+	scan_progress_fn progress;	/* NULL: nobody listens */
+	void *progress_ctx;
 };
+
+/* Tells the listener, if any (see struct scan_progress). */
+void scan_report(struct scan *s, const char *what, const char *item, size_t done, size_t total);
 
 /* root: NULL for the running system, else the directory to inspect. */
 void scan_init(struct scan *s, const char *root);

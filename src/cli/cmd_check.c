@@ -3,6 +3,7 @@
  * environment import; grouped by distribution, failures first.
  */
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cxx/torchcompat.h"
 #include "cli/junit.h"
 #include "cli/causes_out.h"
@@ -28,6 +29,7 @@ struct check_cli {
 	size_t ngpus;
 	bool json, verbose;
 	enum color_mode color;
+	struct common_opts common;
 	struct check_options opt;
 	bool llp_given;
 	const char *junit;	/* --junit FILE */
@@ -76,6 +78,7 @@ static int parse(int argc, char **argv, struct check_cli *o)
 	o->root = a.common.root;
 	o->where = cli_where(&a.common);
 	o->json = a.common.json;
+	o->common = a.common;
 	o->verbose = a.common.verbose;
 	o->color = a.common.color;
 	return 0;
@@ -913,8 +916,11 @@ int cmd_check(int argc, char **argv)
 	o.opt.ngpu_specs = o.ngpus;
 	struct check_run here, drv;
 	memset(&drv, 0, sizeof drv);
+	struct progress_line prog;
+	progress_attach(&prog, &s, &o.common);
 	int rc2 = run_envs(&s, &o, &o.opt, &here);
 	if (rc2) {
+		progress_end(&prog, &s);
 		scan_release(&s);
 		return rc2;
 	}
@@ -926,9 +932,13 @@ int cmd_check(int argc, char **argv)
 		o2.assume_driver = true;
 		scan_init_where(&s2, &o.where);
 		modelled = true;
+		s2.progress = s.progress;
+		s2.progress_ctx = s.progress_ctx;
 		if (run_envs(&s2, &o, &o2, &drv) != 0)
 			drv.failed_to_run = true;
+		progress_end(&prog, &s2);
 	}
+	progress_end(&prog, &s);
 	int code = here.code;
 	if (o.junit && !write_junit(o.junit, &here))
 		code = EXIT_UNREADABLE;

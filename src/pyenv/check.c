@@ -889,14 +889,21 @@ static void record_mismatch(struct check_ctx *x)
 	struct scan *s = x->s;
 	struct arena *a = &s->arena;
 	struct ptrvec *all = &x->c->inv.dists.all;
+	size_t nfiles = 0, done = 0;
+	for (size_t i = 0; i < all->n && x->o->verify_hashes; i++)
+		nfiles += ((struct dist *)all->item[i])->nfile;
 	for (size_t i = 0; i < all->n; i++) {
 		struct dist *d = all->item[i];
-		if (!d->has_record || d->kind == DIST_CONDA)
+		if (!d->has_record || d->kind == DIST_CONDA) {
+			done += x->o->verify_hashes ? d->nfile : 0;
 			continue;
+		}
 		size_t missing = 0, sized = 0, hashed = 0;
 		struct value *list = val_arr(a);
 		for (size_t n = 0; n < d->nfile; n++) {
 			const struct dist_file *df = &d->file[n];
+			if (x->o->verify_hashes)
+				scan_report(s, "hashing", df->path, ++done, nfiles);
 			if (strstr(df->path, ".dist-info/") || strstr(df->path, "/__pycache__/") ||
 			    str_ends(df->path, ".pyc"))
 				continue;	/* written after install, legitimately */
@@ -1188,6 +1195,7 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 				struct dlopen_result dr;
 				proc_dlopen(&x->torchp, c->driver_stub, false, &dr);
 			}
+			scan_report(s, "importing", "torch", 0, 0);
 			torch_import_replay(s, &x->torchp, &c->env, &c->torch, &c->torch_import);
 			c->torch_replayed = true;
 			x->torch_ok = c->torch_import.ok;
@@ -1269,6 +1277,7 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 {
 	memset(c, 0, sizeof *c);
 	struct check_ctx *x = ctx_of(s, c, o);
+	scan_report(s, "reading", path, 0, 0);
 	enum status st = prepare(x, path, d);
 	if (st != ST_OK)
 		return st;
@@ -1310,6 +1319,10 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 			}
 		}
 	}
+	size_t to_judge = 0, judged = 0;
+	for (size_t i = 0; i < n; i++)
+		to_judge += (order[i]->is_extension || o->libraries_too || self_load_of(x, order[i])) &&
+			    (!o->nfocus || in_focus(o, order[i]->path));
 	for (size_t i = 0; i < n; i++) {
 		struct inv_obj *io = order[i];
 		const struct self_load *loader = self_load_of(x, io);
@@ -1317,6 +1330,7 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 			continue;
 		if (o->nfocus && !in_focus(o, io->path))
 			continue;
+		scan_report(s, "checking", io->path, ++judged, to_judge);
 		const char *by = shadowed_by(x, io);
 		if (by && loader && !io->is_extension && !o->libraries_too)
 			continue;	/* its package's import is another folder's: nothing loads it */
