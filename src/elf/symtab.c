@@ -217,6 +217,26 @@ static uint8_t class_of(const struct reloc_machine *rm, uint32_t type)
 
 const char *elf_reloc_type_name(uint16_t machine, uint32_t type)
 {
+	if (machine == EM_AARCH64_) {
+		switch (type) {
+		case 0: return "R_AARCH64_NONE";
+		case 257: return "R_AARCH64_ABS64";
+		case 258: return "R_AARCH64_ABS32";
+		case 259: return "R_AARCH64_ABS16";
+		case 260: return "R_AARCH64_PREL64";
+		case 261: return "R_AARCH64_PREL32";
+		case 262: return "R_AARCH64_PREL16";
+		case 1024: return "R_AARCH64_COPY";
+		case 1025: return "R_AARCH64_GLOB_DAT";
+		case 1026: return "R_AARCH64_JUMP_SLOT";
+		case 1027: return "R_AARCH64_RELATIVE";
+		case 1028: return "R_AARCH64_TLS_DTPMOD64";
+		case 1029: return "R_AARCH64_TLS_DTPREL64";
+		case 1030: return "R_AARCH64_TLS_TPREL64";
+		case 1031: return "R_AARCH64_TLSDESC";
+		case 1032: return "R_AARCH64_IRELATIVE";
+		}
+	}
 	if (machine == EM_X86_64_) {
 		switch (type) {
 		case 1: return "R_X86_64_64";
@@ -227,6 +247,8 @@ const char *elf_reloc_type_name(uint16_t machine, uint32_t type)
 		case 17: return "R_X86_64_DTPOFF64";
 		case 18: return "R_X86_64_TPOFF64";
 		case 36: return "R_X86_64_TLSDESC";
+		case 8: return "R_X86_64_RELATIVE";
+		case 37: return "R_X86_64_IRELATIVE";
 		}
 	}
 	return NULL;
@@ -326,11 +348,31 @@ static uint8_t classify_sym(const struct elf_file *ef, uint32_t symidx, struct e
 	return SYM_LOOKUP;
 }
 
+/* What a relocation type asks of a TLS block (enum reloc_tls), on the
+ * machines whose static TLS is modelled by relocation (aarch64). */
+static uint8_t tls_kind(const struct elf_file *ef, uint32_t type)
+{
+	if (ef->machine != EM_AARCH64_)
+		return 0;
+	return type == 1030 ? RELOC_TLS_IE : type == 1031 ? RELOC_TLS_DESC : 0;
+}
+
+/* A TLS relocation that binds in the object itself: the first of its kind. */
+static void self_tls(struct ref_builder *rb, uint8_t tls)
+{
+	uint32_t *first = &rb->out->self_tls_order[tls == RELOC_TLS_IE ? 0 : 1];
+	if (*first == UINT32_MAX)
+		*first = rb->order;
+}
+
 static void add_ref(struct ref_builder *rb, uint32_t type, uint32_t symidx, bool in_plt_range)
 {
 	const struct reloc_machine *rm = rb->rm;
 	if (rm && (type == rm->none || type == rm->relative || type == rm->irelative))
 		return;
+	uint8_t tls = tls_kind(rb->ef, type);
+	if (symidx == 0 && tls)
+		self_tls(rb, tls);	/* the null symbol is local: RESOLVE_MAP gives the object */
 	if (symidx == 0 || symidx >= rb->ef->nsyms)
 		return;
 	/* Large objects carry many relocations per symbol: decode each once. */
@@ -347,8 +389,11 @@ static void add_ref(struct ref_builder *rb, uint32_t type, uint32_t symidx, bool
 		    cs.visibility != STV_HIDDEN_ && cs.visibility != STV_INTERNAL_)
 			kind = SYM_LOOKUP;
 	}
-	if (kind == SYM_SKIP)
+	if (kind == SYM_SKIP) {
+		if (tls)
+			self_tls(rb, tls);
 		return;
+	}
 	bool deferrable = in_plt_range && rm && type == rm->jump_slot;
 	uint32_t *slot = rb->slot[cls];
 	if (!slot) {
@@ -356,6 +401,7 @@ static void add_ref(struct ref_builder *rb, uint32_t type, uint32_t symidx, bool
 	}
 	if (slot[symidx]) {
 		struct elf_symref *r = &rb->out->ref[slot[symidx] - 1];
+		r->tls |= tls;
 		if (!deferrable) {
 			if (r->deferrable) {
 				/* First load-time use decides when the error shows. */
@@ -375,28 +421,56 @@ static void add_ref(struct ref_builder *rb, uint32_t type, uint32_t symidx, bool
 	struct elf_symref *r = &rb->out->ref[rb->out->n++];
 	r->symidx = symidx;
 	r->lookup_class = cls;
+	r->tls = tls;
 	r->deferrable = deferrable;
 	r->eager_also = !deferrable;
 	r->order = rb->order++;
 	slot[symidx] = (uint32_t)rb->out->n;
 }
 
-/* ---- where relocation stops (x86-64, glibc 2.36 dl-machine.h) ---- */
+/* ---- where relocation stops (glibc 2.36 sysdeps/{x86_64,aarch64}/dl-machine.h) ---- */
 
-/* The types elf_machine_rela handles; any other is _dl_reloc_bad_type. */
-static bool x86_64_known_type(uint32_t t)
+/* Whether elf_machine_rela is modelled for ef (64-bit x86-64 and aarch64). */
+static bool rela_modelled(const struct elf_file *ef)
 {
-	static const uint8_t known[] = { 0, 1, 2, 5, 6, 7, 8, 10, 16, 17, 18, 32, 33, 36, 37, 38 };
-	for (size_t i = 0; i < sizeof known; i++)
+	return ef->is64 && (ef->machine == EM_X86_64_ || ef->machine == EM_AARCH64_);
+}
+
+/* The types elf_machine_rela handles; any other is _dl_reloc_bad_type.
+ * aarch64: NONE, ABS64, ABS32, COPY, GLOB_DAT, JUMP_SLOT, RELATIVE,
+ * TLS_DTPMOD64, TLS_DTPREL64, TLS_TPREL64, TLSDESC, IRELATIVE. */
+static bool known_type(const struct elf_file *ef, uint32_t t)
+{
+	static const uint32_t x86_64[] = { 0, 1, 2, 5, 6, 7, 8, 10, 16, 17, 18, 32, 33, 36, 37, 38 };
+	static const uint32_t aarch64[] = { 0, 257, 258, 1024, 1025, 1026, 1027, 1028, 1029, 1030, 1031, 1032 };
+	const uint32_t *known = ef->machine == EM_AARCH64_ ? aarch64 : x86_64;
+	size_t n = ef->machine == EM_AARCH64_ ? ARRAY_SIZE(aarch64) : ARRAY_SIZE(x86_64);
+	for (size_t i = 0; i < n; i++)
 		if (known[i] == t)
 			return true;
 	return false;
 }
 
-/* What a relocation entry of this type writes at r_offset. */
-static uint64_t x86_64_write_size(uint32_t t)
+/* What a relocation entry of this type writes at r_offset (a copy
+ * relocation: at least its first byte; a TLS descriptor: two words). */
+static uint64_t write_size(const struct elf_file *ef, uint32_t t)
 {
+	if (ef->machine == EM_AARCH64_)
+		return t == 1024 ? 1 : t == 1031 ? 16 : 8;
 	return t == 2 || t == 10 || t == 32 ? 4 : t == 5 ? 1 : 8;
+}
+
+/* Types elf_machine_rela applies before looking at the symbol. */
+static bool type_without_symbol(const struct elf_file *ef, uint32_t t)
+{
+	if (ef->machine == EM_AARCH64_)
+		return t == 0 || t == 1027;
+	return t == 0 || t == 8 || t == 38;
+}
+
+static uint32_t irelative_type(const struct elf_file *ef)
+{
+	return ef->machine == EM_AARCH64_ ? 1032 : 37;
 }
 
 struct reloc_entry {
@@ -467,7 +541,7 @@ static bool check_symbol_reads(struct ref_builder *rb, struct elf_reloc_stop *st
 						     e->sym), ef->versym_vaddr + (uint64_t)e->sym * 2, NULL);
 		return false;
 	}
-	if (e->type == 0 || e->type == 8 || e->type == 38)
+	if (type_without_symbol(ef, e->type))
 		return true;	/* NONE, RELATIVE: no symbol */
 	if (ef->symtab_not_table) {
 		stop_set(rb, st, e, 11, "reads symbols from DT_SYMTAB, which does not point at a symbol table (its "
@@ -512,27 +586,31 @@ static void check_apply(struct ref_builder *rb, struct elf_reloc_stop *st, const
 {
 	if (e->type == 0)
 		return;
-	if (!x86_64_known_type(e->type)) {
+	if (!known_type(rb->ef, e->type)) {
 		stop_set(rb, st, e, 0, NULL, 0, bad_type_text(rb->a, e->type, false));
 		return;
 	}
-	if (e->type == 37 && !elf_image_executable(rb->ef, e->addend)) {
+	if (e->type == irelative_type(rb->ef) && !elf_image_executable(rb->ef, e->addend)) {
 		stop_set(rb, st, e, 11, arena_printf(rb->a, "calls its IRELATIVE resolver at %#llx, outside its "
 							     "code", (unsigned long long)e->addend), e->addend, NULL);
 		return;
 	}
-	check_write(rb, st, e, x86_64_write_size(e->type));
+	check_write(rb, st, e, write_size(rb->ef, e->type));
 }
 
-/* elf_machine_lazy_rel: the PLT range when binding is lazy. */
+/* elf_machine_lazy_rel: the PLT range when binding is lazy.  A JUMP_SLOT
+ * is only written; x86-64 defers a TLSDESC too, aarch64 relocates it in
+ * full ("always initialize TLS descriptors completely"). */
 static void check_lazy(struct ref_builder *rb, const struct reloc_entry *e)
 {
 	struct elf_reloc_stop *st = &rb->out->stop_lazy;
-	if (e->type == 7)
+	bool aarch64 = rb->ef->machine == EM_AARCH64_;
+	uint32_t jump_slot = aarch64 ? 1026 : 7, tlsdesc = aarch64 ? 1031 : 36;
+	if (e->type == jump_slot)
 		check_write(rb, st, e, 8);
-	else if (e->type == 37)
+	else if (e->type == irelative_type(rb->ef) || (aarch64 && e->type == tlsdesc))
 		check_apply(rb, st, e);
-	else if (e->type != 36)
+	else if (e->type != tlsdesc)
 		stop_set(rb, st, e, 0, NULL, 0, bad_type_text(rb->a, e->type, true));
 }
 
@@ -566,8 +644,8 @@ static void walk_table(struct ref_builder *rb, const struct elf_reltab *t, uint6
 		       uint64_t count, bool plt_range)
 {
 	const struct elf_file *ef = rb->ef;
-	/* what elf_machine_rela does is modelled for x86-64's RELA */
-	bool model = ef->machine == EM_X86_64_ && ef->is64 && t->rela;
+	/* what elf_machine_rela does is modelled for x86-64's and aarch64's RELA */
+	bool model = rela_modelled(ef) && t->rela;
 	struct elf_refs *out = rb->out;
 	for (uint64_t i = first; i < count && i < t->count; i++) {
 		struct reloc_entry e;
@@ -595,7 +673,7 @@ static void walk_table(struct ref_builder *rb, const struct elf_reltab *t, uint6
 static void walk_relative(struct ref_builder *rb, const struct elf_reltab *t, uint64_t n)
 {
 	const struct elf_file *ef = rb->ef;
-	if (!(ef->machine == EM_X86_64_ && ef->is64 && t->rela))
+	if (!(rela_modelled(ef) && t->rela))
 		return;
 	for (uint64_t i = 0; i < n && !rb->out->stop_now.set; i++) {
 		struct reloc_entry e;
@@ -643,6 +721,7 @@ static int by_order(const void *x, const void *y)
 void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_refs *out)
 {
 	memset(out, 0, sizeof *out);
+	out->self_tls_order[0] = out->self_tls_order[1] = UINT32_MAX;
 	struct ref_builder rb;
 	memset(&rb, 0, sizeof rb);
 	rb.a = a;
@@ -652,7 +731,7 @@ void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_ref
 	out->unknown_machine = rb.rm == NULL;
 	/* without symbols there is nothing to look up, but a relocation
 	 * still reads DT_SYMTAB where it points */
-	if (!ef->nsyms && !(ef->has_symtab_tag && ef->machine == EM_X86_64_))
+	if (!ef->nsyms && !(ef->has_symtab_tag && rela_modelled(ef)))
 		return;
 	rb.symkind = arena_calloc(a, ef->nsyms ? ef->nsyms : 1, sizeof *rb.symkind);
 	walk_kind(&rb, &ef->rel, ef->relcount, !ef->jmprel_is_rela);

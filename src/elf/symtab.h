@@ -67,10 +67,23 @@ struct elf_symref {
 	uint32_t order;		/* position in glibc's processing order */
 	uint32_t gnu_hash;	/* elf_gnu_hash(name) */
 	const char *name;	/* the symbol's name ("" when unreadable) */
+	uint8_t tls;		/* enum reloc_tls: TLS relocations of it (aarch64) */
 };
 
 /*
- * Where relocating the object ends (x86-64): glibc processes the entries
+ * What a TLS relocation asks of the TLS block of the object its symbol
+ * binds to (aarch64: glibc's CHECK_STATIC_TLS and TRY_STATIC_TLS): an
+ * initial-exec reference (R_AARCH64_TLS_TPREL64) needs the block in the
+ * static TLS area, allocated then if it is not yet; a descriptor
+ * (R_AARCH64_TLSDESC) takes it there if the optional surplus allows.
+ */
+enum reloc_tls {
+	RELOC_TLS_IE = 1,
+	RELOC_TLS_DESC = 2,
+};
+
+/*
+ * Where relocating the object ends (x86-64, aarch64): glibc processes the entries
  * in order, and the first that reads or writes outside the object's
  * memory, calls outside its code, or has a type it refuses ends the load
  * there.  References of order >= order are never looked up.
@@ -91,6 +104,10 @@ struct elf_refs {
 	/* the walk of the object's own hash table for one of its defined
 	 * references faults (a lookup that reaches the object dies there) */
 	struct elf_fault self_lookup_fault;
+	/* TLS relocations that bind in the object itself (a local or hidden
+	 * symbol, symbol 0): the order of the first of each kind
+	 * (enum reloc_tls), UINT32_MAX when none */
+	uint32_t self_tls_order[2];
 };
 
 /*
@@ -111,7 +128,8 @@ struct elf_reloc_types {
 };
 bool elf_reloc_types(uint16_t machine, struct elf_reloc_types *t);
 
-/* Printable relocation type for explanations ("R_X86_64_GLOB_DAT"), or NULL. */
+/* Printable relocation type for explanations ("R_X86_64_GLOB_DAT",
+ * "R_AARCH64_TLS_TPREL64"), or NULL. */
 const char *elf_reloc_type_name(uint16_t machine, uint32_t type);
 
 #endif

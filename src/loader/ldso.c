@@ -264,5 +264,5 @@ void ldso_facts_load(struct arena *a, struct objcache *oc, const char *interp, u
 	}
 	f->x86_hwcaps_names = have_hwcaps_string || !have_bytes;
 	f->cache_query.expected_flags = cache_flags_for(machine, is64, &f->cache_query.any_elf_flag);
-	ldso_cpu_facts(a, f, 0, LDSO_HWCAP_MASK_DEFAULT);
+	ldso_cpu_facts(a, f, 0, ldso_hwcap_mask_default(machine));
 }

@@ -91,6 +91,9 @@ const char *ldso_default_interp(uint16_t machine, bool is64);
  * defaults; a caller with GLIBC_TUNABLES calls it again (hwcaps.c).
  */
 #define LDSO_HWCAP_MASK_DEFAULT 6u	/* HWCAP_IMPORTANT: x86_64 | avx512_1 */
+/* glibc.cpu.hwcap_mask's default on a machine: its HWCAP_IMPORTANT
+ * (x86-64: LDSO_HWCAP_MASK_DEFAULT; aarch64: HWCAP_ATOMICS). */
+uint64_t ldso_hwcap_mask_default(uint16_t machine);
 void ldso_cpu_facts(struct arena *a, struct ldso_facts *f, uint32_t cpu_off, uint64_t hwcap_mask);
 
 /* The x86-64 ISA level names glibc would activate on this CPU, best first. */

@@ -761,9 +761,6 @@ static void ref_version(const struct elf_file *ef, const struct elf_vslot *vs, s
 	*has = true;
 }
 
-/* x86-64's TLS_TCB_ALIGN: the static block's alignment at least. */
-#define TLS_TCB_ALIGN_ASSUMED 64u
-
 static size_t round_up(size_t v, size_t align)
 {
 	return (v + align - 1) / align * align;
@@ -774,23 +771,50 @@ static size_t tls_align_of(const struct elf_file *ef)
 	return ef->tls_align ? (size_t)ef->tls_align : 1;
 }
 
+/* glibc >= 2.41 appends the rseq area to the initial TLS blocks
+ * (_dl_extra_tls_get_size: 32 bytes, aligned to 32, on every kernel). */
+#define RSEQ_AREA_SIZE 32u
+
 /*
- * _dl_determine_tlsoffset (TLS_TCB_AT_TP): the initial TLS block of the
- * objects loaded at start-up, laid out in load order with the holes that
- * alignment leaves reused, then the surplus (glibc.rtld.nns,
+ * _dl_determine_tlsoffset: the initial TLS block of the objects loaded at
+ * start-up, laid out in load order with the holes that alignment leaves
+ * reused (below the thread pointer on x86-64, after a TCB above it on
+ * aarch64), then the surplus (glibc.rtld.nns,
  * glibc.rtld.optional_static_tls) rounded up to the block's alignment.
  */
 static void static_tls_layout(struct process *p, struct lmap **maps, size_t n, size_t surplus)
 {
-	size_t max_align = TLS_TCB_ALIGN_ASSUMED, offset = 0, freetop = 0, freebottom = 0;
+	size_t max_align = p->tcb_alignment, offset = p->tls_dtv_at_tp ? p->tls_tcb_size : 0;
+	size_t freetop = 0, freebottom = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct object *o = maps[i]->obj;
 		if (o->kind != OBJ_ELF || !o->elf_ok || !o->elf.has_tls)
 			continue;
+		maps[i]->tls_static = true;
 		const struct elf_file *ef = &o->elf;
 		size_t align = tls_align_of(ef), size = (size_t)ef->tls_memsz;
 		size_t firstbyte = (size_t)(-(ef->tls_vaddr & (align - 1)) & (align - 1));
 		max_align = MAX(max_align, align);
+		if (p->tls_dtv_at_tp) {
+			if (size <= freetop - freebottom) {
+				size_t off = round_up(freebottom, align);
+				if (off - freebottom < firstbyte)
+					off += align;
+				if (off + size - firstbyte <= freetop) {
+					freebottom = off + size - firstbyte;
+					continue;
+				}
+			}
+			size_t off = round_up(offset, align);
+			if (off - offset < firstbyte)
+				off += align;
+			if (off - firstbyte - offset > freetop - freebottom) {
+				freebottom = offset;
+				freetop = off - firstbyte;
+			}
+			offset = off + size - firstbyte;
+			continue;
+		}
 		if (freebottom - freetop >= size) {
 			size_t off = round_up(freetop + size - firstbyte, align) + firstbyte;
 			if (off <= freebottom) {
@@ -805,26 +829,85 @@ static void static_tls_layout(struct process *p, struct lmap **maps, size_t n, s
 		}
 		offset = off;
 	}
+	if (ldso_glibc_at_least(&p->facts, 2, 41)) {
+		max_align = MAX(max_align, RSEQ_AREA_SIZE);
+		offset = round_up(offset, RSEQ_AREA_SIZE) + RSEQ_AREA_SIZE;
+	}
 	p->static_tls_used = offset;
-	p->static_tls_size = round_up(offset + surplus, max_align);
+	p->static_tls_size = round_up(offset + surplus, p->tls_dtv_at_tp ? p->tcb_alignment : max_align);
 	p->static_tls_align = max_align;
 }
 
-/* _dl_try_allocate_static_tls for an object whose initial-exec TLS
- * relocations need a static offset (DF_STATIC_TLS); false: no room. */
-static bool static_tls_take(struct process *p, const struct elf_file *ef)
+/* ALIGN_UP of glibc, in size_t arithmetic as it does it. */
+static size_t align_up(size_t v, size_t align)
+{
+	return (v + align - 1) & ~(align - 1);
+}
+
+/* _dl_try_allocate_static_tls for the TLS block of ef; false: no room
+ * (optional: a TLS descriptor's try, within the optional surplus). */
+static bool static_tls_take(struct process *p, const struct elf_file *ef, bool optional)
 {
 	size_t align = tls_align_of(ef);
 	if (align > p->static_tls_align || p->static_tls_used > p->static_tls_size)
 		return false;
-	size_t freebytes = p->static_tls_size - p->static_tls_used;
 	size_t fbo = (size_t)(ef->tls_vaddr & (align - 1));
-	size_t blsize = (size_t)ef->tls_memsz + fbo;
-	if (freebytes < blsize)
+	size_t use;
+	if (p->tls_dtv_at_tp) {
+		size_t offset = align_up(p->static_tls_used - fbo, align) + fbo;
+		size_t used = offset + (size_t)ef->tls_memsz;
+		if (used > p->static_tls_size || used < p->static_tls_used)
+			return false;
+		use = used - p->static_tls_used;
+	} else {
+		size_t freebytes = p->static_tls_size - p->static_tls_used;
+		size_t blsize = (size_t)ef->tls_memsz + fbo;
+		if (freebytes < blsize)
+			return false;
+		size_t nblk = (freebytes - blsize) / align;
+		use = freebytes - nblk * align - fbo;
+	}
+	if (optional && use > p->static_tls_optional)
 		return false;
-	size_t nblk = (freebytes - blsize) / align;
-	p->static_tls_used += freebytes - nblk * align - fbo;
+	if (optional)
+		p->static_tls_optional -= use;
+	p->static_tls_used += use;
 	return true;
+}
+
+/* The static TLS failure: named by the object whose block has no room. */
+static void static_tls_fail(struct process *p, struct fail_list *fails, struct lmap *req, struct lmap *owner)
+{
+	struct failure *f = fail_add(fails, FAIL_STATIC_TLS, req, true);
+	if (!f)
+		return;
+	f->name = owner->name;
+	f->path = owner->name;
+	f->provider = owner;
+	f->dlerror = arena_printf(p->arena, "%s: cannot allocate memory in static TLS block", owner->name);
+}
+
+/*
+ * A TLS relocation of req that binds to owner's block (aarch64
+ * dl-machine.h): TLS_TPREL64 needs it in the static area
+ * (CHECK_STATIC_TLS: allocated now, or the load fails); TLSDESC takes it
+ * there only if the optional surplus allows (TRY_STATIC_TLS), else it
+ * stays dynamic.
+ */
+static void tls_reloc(struct process *p, struct fail_list *fails, struct lmap *req, struct lmap *owner,
+		      uint8_t tls)
+{
+	const struct object *o = owner->obj;
+	if (!tls || owner->tls_static || o->kind != OBJ_ELF || !o->elf_ok || !o->elf.has_tls)
+		return;
+	if (tls & RELOC_TLS_IE) {
+		if (static_tls_take(p, &o->elf, false))
+			owner->tls_static = true;
+		else
+			static_tls_fail(p, fails, req, owner);
+	} else if (static_tls_take(p, &o->elf, true)) {
+		owner->tls_static = true;
+	}
 }
 
 #define LOOKUP_MEMO_MAX 262144	/* entries: bounds its memory to a few MiB */
@@ -921,6 +1004,11 @@ static uint8_t lookup_rules(const struct process *p)
 	return (uint8_t)(1 + ldso_glibc_at_least(&p->facts, 2, 41) + 2 * ldso_glibc_at_least(&p->facts, 2, 42));
 }
 
+struct tls_event {
+	uint32_t order;
+	uint8_t tls;	/* enum reloc_tls */
+};
+
 /* startup: the executable's start, whose TLS is all in the initial block. */
 static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 		     struct lmap **sl, size_t nsl, bool startup)
@@ -946,19 +1034,27 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 		table_fault(p, fails, l, l, &ef->carried_fault);
 		return;
 	}
-	bool needs_static_tls = !startup && ef->has_tls && (ef->dt_flags & DF_STATIC_TLS_) && ef->tls_memsz;
+	bool needs_static_tls = !startup && !p->tls_by_reloc && ef->has_tls && (ef->dt_flags & DF_STATIC_TLS_) &&
+				ef->tls_memsz && !l->tls_static;
 	if (needs_static_tls) {
-		if (!static_tls_take(p, ef)) {
-			struct failure *f = fail_add(fails, FAIL_STATIC_TLS, l, true);
-			if (f) {
-				f->name = l->name;
-				f->path = l->name;
-				f->dlerror = arena_printf(p->arena, "%s: cannot allocate memory in static TLS block",
-							  l->name);
-			}
-		}
+		if (static_tls_take(p, ef, false))
+			l->tls_static = true;
+		else
+			static_tls_fail(p, fails, l, l);
 	}
 	const struct elf_refs *refs = object_refs(p->oc, o);
+	/* TLS relocations that bind in the object itself, in their order
+	 * among the lookups (aarch64) */
+	size_t nself = 0, next_self = 0;
+	struct tls_event self[2];
+	for (int k = 0; p->tls_by_reloc && !startup && k < 2; k++)
+		if (refs->self_tls_order[k] != UINT32_MAX)
+			self[nself++] = (struct tls_event){ refs->self_tls_order[k], k ? RELOC_TLS_DESC : RELOC_TLS_IE };
+	if (nself == 2 && self[1].order < self[0].order) {
+		struct tls_event t = self[0];
+		self[0] = self[1];
+		self[1] = t;
+	}
 	const struct elf_vslot *vs;
 	size_t nvs = object_vslots(p->oc, o, &vs);
 	bool lazy = p->opt.lazy && !object_bind_now(p, ef);
@@ -983,10 +1079,12 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 		const struct elf_symref *r = &refs->ref[i];
 		if (stop->set && r->order >= stop->order)
 			break;
+		for (; next_self < nself && self[next_self].order <= r->order; next_self++)
+			tls_reloc(p, fails, l, l, self[next_self].tls);
 		const struct object *prev = o->ref_provider[i];
 		if (prev && prev->scope_gen == gen && prev->scope_pos < clean_end &&
-		    !(r->lookup_class & RELOC_CLASS_COPY))
-			continue;	/* binds normally again (map_clean) */
+		    !(r->lookup_class & RELOC_CLASS_COPY) && !(r->tls && p->tls_by_reloc && !startup))
+			continue;	/* binds normally again (map_clean); a TLS one takes its block */
 		struct lookup_version ver;
 		bool hasver;
 		ref_version(ef, vs, nvs, r->symidx, &ver, &hasver);
@@ -1010,8 +1108,11 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 				    arena_printf(p->arena, "%s (%s)", r->name, res.map->path));
 			continue;
 		}
-		if (found && !res.assert_crash)
+		if (found && !res.assert_crash) {
+			if (r->tls && p->tls_by_reloc && !startup)
+				tls_reloc(p, fails, l, res.map, r->tls);
 			continue;
+		}
 		struct elf_sym sym;
 		if (!elf_sym(ef, r->symidx, &sym))
 			continue;
@@ -1046,6 +1147,8 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 		f->dlerror = arena_printf(p->arena, "%s: undefined symbol: %s%s%s", dso_filename(p, l), sym.name,
 					  hasver ? ", version " : "", hasver ? ver.name : "");
 	}
+	for (; next_self < nself && !(stop->set && self[next_self].order >= stop->order); next_self++)
+		tls_reloc(p, fails, l, l, self[next_self].tls);
 	if (stop->set)
 		table_fault(p, fails, l, l, &stop->fault);
 }
@@ -1194,6 +1297,13 @@ enum status proc_init(struct process *p, struct arena *a, struct objcache *oc,
 	ldso_facts_load(a, oc, interp, machine, is64, &p->facts);
 	/* the static TLS surplus: 1664 bytes unless GLIBC_TUNABLES says */
 	size_t surplus = tunables_apply(a, opt->tunables, &p->facts, oc->preset_facts != NULL);
+	p->static_tls_optional = tunables_optional_static_tls(opt->tunables);
+	/* sysdeps/aarch64/nptl/tls.h: TLS_DTV_AT_TP, a 16-byte tcbhead_t,
+	 * nptl/descr.h's TCB_ALIGNMENT of 32; x86-64: TLS_TCB_AT_TP, 64 */
+	bool aarch64 = machine == EM_AARCH64_ && is64;
+	p->tls_dtv_at_tp = p->tls_by_reloc = aarch64;
+	p->tls_tcb_size = aarch64 ? 16 : 0;
+	p->tcb_alignment = aarch64 ? 32 : 64;
 	static_tls_layout(p, NULL, 0, surplus);
 
 	if (eo) {
@@ -1288,7 +1398,7 @@ void proc_dlopen_mode(struct process *p, const char *path, const struct dlopen_m
 {
 	memset(r, 0, sizeof *r);
 	p->serial++;
-	size_t maps_before = p->maps.n;
+	size_t maps_before = p->maps.n, tls_before = p->static_tls_used;
 	struct fail_list fl = { p->arena, NULL, 0, 0, false, 0 };
 	struct map_ctx ctx = { .fails = &fl, .dlopen_mode = true, .noload = mode->noload,
 				.deepbind = mode->deepbind };
@@ -1376,8 +1486,11 @@ void proc_dlopen_mode(struct process *p, const char *path, const struct dlopen_m
 	r->first = fl.first;
 	r->dlerror = r->ok ? NULL : fl.item[fl.first].dlerror;
 	if (!r->ok) {
-		/* A failed dlopen unloads everything it mapped. */
+		/* A failed dlopen unloads everything it mapped, and gives back
+		 * the static TLS it took at the end of the block (_dl_close_worker;
+		 * what TLS descriptors took of the optional surplus stays taken). */
 		p->maps.n = maps_before;
+		p->static_tls_used = tls_before;
 		return;
 	}
 	root->opened = true;
@@ -1422,6 +1535,7 @@ void proc_mark_save(const struct process *p, struct proc_mark *m)
 	m->nmaps = p->maps.n;
 	m->nglobal = p->global.n;
 	m->static_tls = p->static_tls_used;
+	m->static_tls_optional = p->static_tls_optional;
 	m->sim_errno = p->sim_errno;
 }
 
@@ -1435,6 +1549,7 @@ void proc_rewind(struct process *p, const struct proc_mark *m, const struct dlop
 		p->global.n = m->nglobal;
 	}
 	p->static_tls_used = m->static_tls;
+	p->static_tls_optional = m->static_tls_optional;
 	p->sim_errno = m->sim_errno;
 	if (r && r->root && r->root_preexisting && !r->root_was_opened) {
 		r->root->opened = false;

@@ -85,6 +85,9 @@ struct lmap {
 	struct search_trace *trace;	/* how it was searched (NULL when not searched) */
 	bool is_main, is_interp, global, relocated, versions_done, initial;
 	bool deepbind;			/* loaded by an RTLD_DEEPBIND dlopen: local scope first */
+	bool tls_static;		/* its TLS block has a place in the static TLS area
+					 * (l_tls_offset): at start-up, or taken by a TLS
+					 * relocation since */
 	int seq;
 	int dlopen_serial;		/* which proc_dlopen loaded it (0 = startup) */
 	bool opened;			/* a dlopen root (its searchlist is final) */
@@ -177,8 +180,17 @@ struct process {
 	int seq;
 	/* The static TLS block (_dl_determine_tlsoffset): its size without
 	 * the TCB, the bytes in use, its alignment; what is left is what
-	 * dlopen'ed initial-exec TLS may take. */
-	size_t static_tls_size, static_tls_used, static_tls_align;
+	 * dlopen'ed initial-exec TLS may take, and of that what TLS
+	 * descriptors may take (GL(dl_tls_static_optional)). */
+	size_t static_tls_size, static_tls_used, static_tls_align, static_tls_optional;
+	/* The machine's TLS layout (sysdeps/<arch>/nptl/tls.h): blocks after
+	 * the thread pointer and a TCB of tls_tcb_size bytes before them
+	 * (TLS_DTV_AT_TP, aarch64), or below it (TLS_TCB_AT_TP, x86-64);
+	 * TCB_ALIGNMENT.  On aarch64 a TLS relocation decides when an
+	 * object's block needs a static place (R_AARCH64_TLS_TPREL64: its
+	 * linker sets no DF_STATIC_TLS); elsewhere DF_STATIC_TLS does. */
+	bool tls_dtv_at_tp, tls_by_reloc;
+	size_t tls_tcb_size, tcb_alignment;
 	/* glibc's memory of search directories (r_search_path_elem.status):
 	 * MAP_YES existing, MAP_NO nonexisting; absent = unknown.  It and
 	 * the simulated errno decide the strerror() of "cannot open". */
@@ -234,7 +246,7 @@ struct dlopen_mode {
  * start: proc_rewind() forgets everything loaded since the mark.
  */
 struct proc_mark {
-	size_t nmaps, nglobal, static_tls;
+	size_t nmaps, nglobal, static_tls, static_tls_optional;
 	int sim_errno;
 };
 void proc_mark_save(const struct process *p, struct proc_mark *m);

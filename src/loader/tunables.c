@@ -106,6 +106,13 @@ void tunables_parse(struct arena *a, const char *value, struct glibc_tunables *t
 	}
 }
 
+size_t tunables_optional_static_tls(const struct glibc_tunables *t)
+{
+	if (!t || !t->raw || !t->has_optional_static_tls)
+		return OPTIONAL_STATIC_TLS_DEFAULT;
+	return (size_t)MIN(t->optional_static_tls, (uint64_t)SIZE_MAX / 4);
+}
+
 size_t tunables_apply(struct arena *a, const struct glibc_tunables *t, struct ldso_facts *f,
 		      bool facts_preset)
 {
@@ -120,7 +127,7 @@ size_t tunables_apply(struct arena *a, const struct glibc_tunables *t, struct ld
 						  "loader facts come from a snapshot of another host"));
 	} else if (cpu) {
 		uint32_t off = t->hwcaps ? cpu_x86_hwcaps_off(t->hwcaps) : 0;
-		uint64_t mask = t->has_hwcap_mask ? t->hwcap_mask : LDSO_HWCAP_MASK_DEFAULT;
+		uint64_t mask = t->has_hwcap_mask ? t->hwcap_mask : ldso_hwcap_mask_default(f->machine);
 		ldso_cpu_facts(a, f, off, mask);
 		const char *dirs = "";
 		for (size_t i = 0; i < f->nhwcaps_active; i++)

@@ -35,5 +35,8 @@ void tunables_parse(struct arena *a, const char *value, struct glibc_tunables *t
  * glibc.rtld.optional_static_tls); notes go to facts->notes. */
 size_t tunables_apply(struct arena *a, const struct glibc_tunables *t, struct ldso_facts *facts,
 		      bool facts_preset);
+/* glibc.rtld.optional_static_tls: what TLS descriptors may take of the
+ * surplus (512 bytes by default). */
+size_t tunables_optional_static_tls(const struct glibc_tunables *t);
 
 #endif
