@@ -12,6 +12,8 @@
 #   make wheel      builds dist/abiscope-VERSION-py3-none-manylinux_2_17_x86_64.whl
 #   make install    installs the binary, man pages and bash/zsh completion
 #                   under $(DESTDIR)$(PREFIX) (default /usr/local)
+#   make test-aarch64  compares abiscope with the real aarch64 loader under qemu
+#                   (docs/aarch64.md; builds the oracle with make aarch64-oracle)
 #
 # Before anything compiles, mk/deps.sh checks the Debian packages that the goal
 # needs (the list is mk/deps.txt) and installs the missing ones with apt-get
@@ -61,7 +63,8 @@ DEVTOOL_BIN := $(DEVTOOL_SRC:tools/%.c=$(BUILD)/devtools/%)
 # stamp is redone when the list changes.
 DEPS_GOALS := $(if $(MAKECMDGOALS),$(MAKECMDGOALS),all)
 DEPS_KINDS := build $(if $(filter test test-asan,$(DEPS_GOALS)),test) \
-	$(if $(filter fuzz fuzz-run,$(DEPS_GOALS)),fuzz) $(if $(filter wheel,$(DEPS_GOALS)),wheel)
+	$(if $(filter fuzz fuzz-run,$(DEPS_GOALS)),fuzz) $(if $(filter wheel,$(DEPS_GOALS)),wheel) \
+	$(if $(filter aarch64-oracle test-aarch64,$(DEPS_GOALS)),aarch64)
 DEPS_STAMP := $(BUILD)/deps-$(subst $(eval) ,-,$(strip $(DEPS_KINDS))).ok
 ifneq ($(DEPS),skip)
 ifneq ($(filter-out clean lint uninstall,$(DEPS_GOALS)),)
@@ -75,7 +78,7 @@ endif
 endif
 endif
 
-.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools devtools clean lint readme docs install uninstall wheel field field-fixes
+.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools devtools clean lint readme docs install uninstall wheel field field-fixes aarch64-oracle test-aarch64
 
 all: abiscope
 
@@ -213,6 +216,19 @@ $(BUILD)/src/pyenv/providers.o: data/pyenv/providers.tsv
 $(BUILD)/src/cxx/torchabi.o: data/torch/abi.idx
 
 -include $(DEPS)
+
+# The aarch64 oracle (tests/diff/aarch64.py, docs/aarch64.md): Debian 12 and
+# 13 arm64 roots and the unpacked aarch64 cross gcc under $(ABISCOPE_ARM_DIR)
+# (default ~/.cache/abiscope/aarch64), built when absent (root, network,
+# ~3 minutes, ~1 GB); test-aarch64 compares abiscope with the real aarch64
+# loader under qemu, live (~16 minutes on 2 cores), AARCH64_RECORD=1 also
+# rewrites the goldens make test compares with.
+aarch64-oracle:
+	sh tests/diff/aarch64/setup.sh
+
+test-aarch64: all aarch64-oracle
+	ABISCOPE=$(CURDIR)/$(BUILD)/abiscope python3 tests/diff/aarch64.py oracle \
+	  $(if $(filter 1,$(AARCH64_RECORD)),--record) fixtures system
 
 # The field matrix (tests/field/manifest.toml): builds the real PyPI envs
 # that are missing (outside the repository, gigabytes, network), runs the

@@ -128,12 +128,13 @@ check() {
 }
 
 readme() {
-	for kind in build test fuzz wheel; do
+	for kind in build test fuzz wheel aarch64; do
 		case $kind in
 		build) what="to build (\`make\`, \`make demo\`)" ;;
 		test) what="to test (\`make test\`), in addition" ;;
 		fuzz) what="for the fuzz targets (\`make fuzz\`)" ;;
 		wheel) what="for the wheel (\`make wheel\`; it also fetches zig from PyPI and Debian's sources)" ;;
+		aarch64) what="for the real aarch64 loader as an oracle (\`make test-aarch64\`; it also unpacks Debian's aarch64 cross gcc and debootstraps arm64 roots)" ;;
 		esac
 		printf -- '* %s: %s\n' "$what" "$(entries $kind | awk '{ printf "%s`%s`", (NR > 1 ? ", " : ""), $1 }')"
 	done

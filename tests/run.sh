@@ -66,6 +66,9 @@ done
 run_suite "device/dry-run" sh "$here/device/run.sh" --dry-run "$BUILD/device"
 run_suite "diff/fixtures" python3 "$here/diff/differential.py" fixtures
 run_suite "diff/host-oracle" python3 "$here/diff/host_oracle.py"
+# the real aarch64 loader's recorded answers (tests/diff/aarch64/golden.jsonl);
+# make test-aarch64 asks it live
+run_suite "diff/aarch64" python3 "$here/diff/aarch64.py" check fixtures
 # (diff/tables/ is in: a snapshot carries a corrupt table's fault; not
 # diff/corrupt/ nor diff/verrec/: it carries neither a damaged program
 # header nor a damaged version table, a known limit, issue 13 item 15)
@@ -76,6 +79,7 @@ if [ "$SLOW" != 0 ]; then
 		/usr/lib/x86_64-linux-gnu /usr/local/cuda/lib64
 	run_suite "diff/snapshot-agreement-system" python3 "$here/diff/snapshot_agreement.py" \
 		/usr/lib/x86_64-linux-gnu
+	run_suite "diff/aarch64-system" python3 "$here/diff/aarch64.py" check system
 fi
 echo
 echo "$passed passed, $failed failed"
