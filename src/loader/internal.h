@@ -72,6 +72,13 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 
 bool name_matches_map(const struct lmap *m, const char *name);
 
+/* The static TLS block (tls.c): the initial blocks of the objects loaded
+ * at start-up and the surplus after them; and the block of ef taken from
+ * what is left (optional: a TLS descriptor's try, within the optional
+ * surplus), false when there is no room. */
+void static_tls_layout(struct process *p, struct lmap **maps, size_t n, size_t surplus);
+bool static_tls_take(struct process *p, const struct elf_file *ef, bool optional);
+
 /* Links each undefined-symbol failure of item[0..n) to the failure that
  * explains it (causes.c). */
 void link_causes(struct process *p, struct failure *item, size_t n);
