@@ -9,7 +9,7 @@
  * libtorch*, libshm*, libcaffe2*; not the copies of libgomp or libcudart
  * some wheels bundle) it prints one line
  *
- *   L <TAB> member <TAB> soname <TAB> needed,needed,... <TAB> cxx11 (0, 1, -1, 2)
+ *   L <TAB> member <TAB> soname <TAB> needed,needed,... <TAB> cxx11 (0, 1, -1, 2) <TAB> e_machine
  *
  * then one line per exported symbol (defined, global/weak/unique, default
  * or protected visibility: what the loader can bind to)
@@ -81,7 +81,7 @@ static int dump_member(struct wheel *w, size_t i)
 	printf("L\t%s\t%s\t", o.path, ef->soname ? ef->soname : "-");
 	for (size_t k = 0; k < ef->nneeded; k++)
 		printf("%s%s", k ? "," : "", ef->needed[k]);
-	printf("\t%d\n", abi);
+	printf("\t%d\t%u\n", abi, (unsigned)ef->machine);
 	for (uint32_t k = 1; k < ef->nsyms; k++) {
 		struct elf_sym s;
 		if (!elf_sym(ef, k, &s) || !cxx_sym_exported(&s))

@@ -158,11 +158,20 @@ static void print_text(struct scan *s, const struct tc_report *r, const struct t
 	term_init(&t, stdout, o->color);
 	struct arena *a = &s->arena;
 	const struct torchabi *ix = r->ix;
-	fprintf(t.out, "%storch ABI index%s  %zu releases, %s to %s (PyPI default builds, linux x86_64)\n", c_bold(&t),
-		c_reset(&t), ix->nrel, ix->rel[0].version, ix->rel[ix->nrel - 1].version);
+	fprintf(t.out, "%storch ABI index%s  %zu releases (PyPI default builds, linux", c_bold(&t), c_reset(&t), ix->nrel);
+	for (size_t i = 0; i < ix->nrel;) {
+		size_t e = i;
+		while (e + 1 < ix->nrel && ix->rel[e + 1].machine == ix->rel[i].machine)
+			e++;
+		fprintf(t.out, "%s %s %s to %s", i ? ";" : "", torchabi_machine_text(ix->rel[i].machine),
+			ix->rel[i].version, ix->rel[e].version);
+		i = e + 1;
+	}
+	fprintf(t.out, ")\n");
 	if (o->releases)
 		for (size_t i = 0; i < ix->nrel; i++)
-			fprintf(t.out, "  %-8s CUDA %-3s cxx11=%d  %6u symbols  %s  sha256:%s\n", ix->rel[i].version,
+			fprintf(t.out, "  %-8s %-7s CUDA %-3s cxx11=%d  %6u symbols  %s  sha256:%s\n", ix->rel[i].version,
+				torchabi_machine_text(ix->rel[i].machine),
 				ix->rel[i].cuda_major ? arena_printf(a, "%d", ix->rel[i].cuda_major) : "-",
 				ix->rel[i].cxx11, ix->rel[i].nsym, ix->rel[i].wheel, ix->rel[i].sha256);
 	fprintf(t.out, "%sinstalled torch%s  %s\n\n", c_bold(&t), c_reset(&t), r->installed ? r->installed : "none");
@@ -205,6 +214,7 @@ static void json_package(struct jw *w, struct arena *a, const struct tc_report *
 	jw_obj_begin(w);
 	jw_kstr(w, "name", p->name);
 	jw_kstr(w, "version", p->version);
+	jw_kstr(w, "machine", torchabi_machine_text(p->machine));
 	json_set(w, "releases", ix, &p->ok);
 	jw_kstr(w, "cuda", torchset_count(&p->ok) ? torchset_cuda_text(a, ix, &p->ok) : NULL);
 	jw_kint(w, "torch_symbols", (int64_t)p->nneed);
@@ -251,6 +261,7 @@ static void print_json(struct scan *s, const struct tc_report *r, const char *co
 	for (size_t i = 0; i < ix->nrel; i++) {
 		jw_obj_begin(&w);
 		jw_kstr(&w, "version", ix->rel[i].version);
+		jw_kstr(&w, "machine", torchabi_machine_text(ix->rel[i].machine));
 		jw_kint(&w, "cuda_major", ix->rel[i].cuda_major);
 		jw_kint(&w, "cxx11_abi", ix->rel[i].cxx11);
 		jw_kint(&w, "symbols", ix->rel[i].nsym);

@@ -127,13 +127,28 @@ const char *torchset_cuda_text(struct arena *a, const struct torchabi *ix, const
 	return out;
 }
 
-int torchabi_find(const struct torchabi *ix, const char *version)
+int torchabi_find(const struct torchabi *ix, const char *version, uint16_t machine)
 {
 	size_t n = strcspn(version, "+");
 	for (size_t r = 0; r < ix->nrel; r++)
-		if (strlen(ix->rel[r].version) == n && strncmp(ix->rel[r].version, version, n) == 0)
+		if (ix->rel[r].machine == machine && strlen(ix->rel[r].version) == n &&
+		    strncmp(ix->rel[r].version, version, n) == 0)
 			return (int)r;
 	return -1;
+}
+
+const char *torchabi_machine_text(uint16_t machine)
+{
+	return machine == EM_X86_64_ ? "x86_64" : elf_machine_name(machine);
+}
+
+bool torchabi_machine_set(const struct torchabi *ix, uint16_t machine, struct torchset *out)
+{
+	memset(out, 0, sizeof *out);
+	for (size_t r = 0; r < ix->nrel; r++)
+		if (ix->rel[r].machine == machine)
+			torchset_add(out, r);
+	return torchset_count(out) > 0;
 }
 
 /* ---- the file ---- */
@@ -183,11 +198,12 @@ static enum status parse_releases(struct arena *a, const struct bytes *b, const 
 	for (size_t r = 0; r < ix->nrel; r++, rec_off += RECORD_SIZE) {
 		uint32_t so[4], nsym;
 		uint8_t cuda, cxx;
+		uint16_t machine;
 		for (size_t k = 0; k < 4; k++)
 			if (!bytes_u32(b, rec_off + 4 * k, &so[k]))
 				return bad(d, name, rec_off, "truncated release record");
 		if (!bytes_u32(b, rec_off + 16, &nsym) || !bytes_u8(b, rec_off + 20, &cuda) ||
-		    !bytes_u8(b, rec_off + 21, &cxx))
+		    !bytes_u8(b, rec_off + 21, &cxx) || !bytes_u16(b, rec_off + 22, &machine))
 			return bad(d, name, rec_off, "truncated release record");
 		struct torchabi_release *rel = &ix->rel[r];
 		rel->version = string_at(&strings, so[0]);
@@ -201,6 +217,12 @@ static enum status parse_releases(struct arena *a, const struct bytes *b, const 
 		rel->cxx11 = (int8_t)cxx;
 		if (rel->cxx11 < -1 || rel->cxx11 > 2)
 			return bad(d, name, rec_off + 21, "CXX11 ABI flag out of range");
+		if (!machine)
+			return bad(d, name, rec_off + 22, "a release without a machine");
+		/* one machine's releases adjacent: a run of releases never spans two */
+		if (r > 0 && machine < ix->rel[r - 1].machine)
+			return bad(d, name, rec_off + 22, "releases not sorted by machine");
+		rel->machine = machine;
 	}
 	*off = str_off + slen;
 	return ST_OK;
@@ -292,8 +314,8 @@ enum status torchabi_parse(struct arena *a, struct bytes b, const char *name, st
 	    !bytes_u32(&b, 16, &nsets) || !bytes_u32(&b, 20, &nsym) || !bytes_u32(&b, 24, &slen) ||
 	    !bytes_u32(&b, 28, &zero))
 		return bad(d, name, 8, "truncated header");
-	if (format != 1)
-		return diag_set(d, ST_UNSUPPORTED, name, 8, "torch ABI index: format %u (this abiscope reads 1)", format);
+	if (format != 2)
+		return diag_set(d, ST_UNSUPPORTED, name, 8, "torch ABI index: format %u (this abiscope reads 2)", format);
 	if (bits < 32 || bits > 64)
 		return bad(d, name, 10, "hash width outside 32..64");
 	if (nrel > TORCHABI_MAX_RELEASES || nsym > TORCHABI_MAX_SYMBOLS || nsets > nsym || zero)
@@ -388,8 +410,14 @@ void torch_compat_of(struct arena *a, const struct torchabi *ix, const struct el
 {
 	(void)a;
 	memset(out, 0, sizeof *out);
-	torchset_all(&out->ok, ix->nrel);
+	out->machine = ef->machine;
 	out->cudart_major = cudart_major(ef);
+	struct torchset mine;	/* the releases of the object's machine */
+	if (!torchabi_machine_set(ix, ef->machine, &mine)) {
+		out->no_releases = true;
+		return;
+	}
+	out->ok = mine;
 	for (uint32_t i = 1; i < ef->nsyms; i++) {
 		const char *name;
 		bool stable;
@@ -398,7 +426,10 @@ void torch_compat_of(struct arena *a, const struct torchabi *ix, const struct el
 		out->nneed++;
 		out->nstable += stable;
 		const struct torchset *in = torchabi_lookup(ix, name);
-		if (in) {
+		struct torchset here = mine;
+		if (in)
+			torchset_and(&here, in);
+		if (in && torchset_count(&here)) {	/* exported by a release of this machine */
 			torchset_and(&out->ok, in);
 			continue;
 		}

@@ -12,17 +12,22 @@
  * File format (little-endian; every read is bounds-checked, the whole file
  * must be consumed exactly):
  *   0   "ABTORCH\0"
- *   8   u16 format (1), u16 hash_bits (32..64)
+ *   8   u16 format (2), u16 hash_bits (32..64)
  *   12  u32 nrel, u32 nsets, u32 nsym, u32 strings_len, u32 0
  *   32  nrel records of 24 bytes: u32 version, wheel, sha256, libs (string
- *       offsets), u32 nsym, u8 cuda_major (0: CPU build), i8 cxx11 ABI, u16 0
+ *       offsets), u32 nsym, u8 cuda_major (0: CPU build), i8 cxx11 ABI,
+ *       u16 e_machine of its libraries (format 1 had 0 there: x86_64 only)
  *       the strings (NUL-terminated)
  *       nsets bitmaps of ceil(nrel / 8) bytes (bit r: release r)
  *       for each set: uvarint count, then count uvarint deltas of the
  *       ascending hashes of the names exported by exactly that set
  *
- * Releases are in ascending version order.  Results live in the arena
- * given; the index must outlive them.
+ * A release is one wheel: a version for one machine (x86_64, aarch64) and
+ * one CUDA major.  Releases are sorted by machine, then version, so one
+ * machine's releases are adjacent.  An object is compared only with the
+ * releases of its own e_machine (PyPI's aarch64 torch 2.9.1 is a CPU
+ * build, its x86_64 twin a CUDA 12 one).  Results live in the arena given;
+ * the index must outlive them.
  */
 #ifndef ABISCOPE_CXX_TORCHABI_H
 #define ABISCOPE_CXX_TORCHABI_H
@@ -47,6 +52,7 @@ struct torchabi_release {
 	uint32_t nsym;
 	int cuda_major;		/* 0: a CPU build */
 	int cxx11;		/* _GLIBCXX_USE_CXX11_ABI of libc10.so, -1 unknown */
+	uint16_t machine;	/* e_machine of its libraries */
 };
 
 struct torchabi {
@@ -88,8 +94,13 @@ int torchset_oldest(const struct torchset *s, size_t nrel);
 const char *torchset_text(struct arena *a, const struct torchabi *ix, const struct torchset *s);
 /* "CUDA 12", "CUDA 11 or 12", "CPU" for the builds in s. */
 const char *torchset_cuda_text(struct arena *a, const struct torchabi *ix, const struct torchset *s);
-/* The release index of version ("2.10.0+cu128" matches "2.10.0"), or -1. */
-int torchabi_find(const struct torchabi *ix, const char *version);
+/* The release index of version ("2.10.0+cu128" matches "2.10.0") for
+ * machine (e_machine), or -1. */
+int torchabi_find(const struct torchabi *ix, const char *version, uint16_t machine);
+/* "x86_64", "aarch64" (uname -m's names), else elf_machine_name's. */
+const char *torchabi_machine_text(uint16_t machine);
+/* The releases of one machine; false when the index has none. */
+bool torchabi_machine_set(const struct torchabi *ix, uint16_t machine, struct torchset *out);
 
 /* A symbol an object needs that torch should provide: LibTorch's stable C
  * ABI (*stable = true) or C++ API (cxx/abi.h), or torch/csrc's THP* Python
@@ -99,11 +110,14 @@ bool torchabi_is_torch_symbol(const char *name, bool *stable);
 #define TORCH_COMPAT_MAX_LISTED 8
 
 /*
- * Which releases satisfy every undefined, non-weak torch symbol of an ELF
- * object (c10::, at::, torch::, c10d::, caffe2::, THP*, and the stable C
- * ABI aoti_torch_* / torch_*).
+ * Which releases of the object's machine satisfy every undefined, non-weak
+ * torch symbol of an ELF object (c10::, at::, torch::, c10d::, caffe2::,
+ * THP*, and the stable C ABI aoti_torch_* / torch_*).  For a machine the
+ * index has no release of, nneed is 0 and no_releases is set.
  */
 struct torch_compat {
+	uint16_t machine;	/* the object's e_machine */
+	bool no_releases;	/* the index has no release of that machine: nothing said */
 	size_t nneed;		/* torch symbols needed */
 	size_t nstable;		/* of which stable C ABI */
 	struct torchset ok;	/* releases exporting all of them */

@@ -11,10 +11,11 @@ void tc_report_init(struct tc_report *r, const struct torchabi *ix, const char *
 	memset(r, 0, sizeof *r);
 	r->ix = ix;
 	r->installed = installed;
-	r->installed_rel = installed ? torchabi_find(ix, installed) : -1;
+	r->installed_rel = -1;	/* found once the first object gives the machine */
 }
 
-static struct tc_package *package_for(struct scan *s, struct tc_report *r, const char *name, const char *version)
+static struct tc_package *package_for(struct scan *s, struct tc_report *r, const char *name, const char *version,
+				      uint16_t machine)
 {
 	for (size_t i = 0; i < r->npkg; i++)
 		if (str_eq(r->pkg[i]->name, name))
@@ -25,6 +26,7 @@ static struct tc_package *package_for(struct scan *s, struct tc_report *r, const
 	torchset_all(&p->ok, r->ix->nrel);
 	p->stable_only = true;
 	p->cudart_major = -1;
+	p->machine = machine;
 	r->pkg = arena_grow(&s->arena, r->pkg, r->npkg, r->npkg + 1, sizeof *r->pkg);
 	r->pkg[r->npkg++] = p;
 	return p;
@@ -39,17 +41,21 @@ void tc_add_object(struct scan *s, struct tc_report *r, const char *path, const 
 	torch_compat_of(&s->arena, r->ix, &o->elf, &t->c);
 	if (!t->c.nneed)
 		return;
+	if (!r->machine) {
+		r->machine = o->elf.machine;
+		r->installed_rel = r->installed ? torchabi_find(r->ix, r->installed, r->machine) : -1;
+	}
 	t->path = arena_strdup(&s->arena, path);
 	t->module = module ? arena_strdup(&s->arena, module) : NULL;
 	for (size_t i = 0; i < t->c.nnone && i < TORCH_COMPAT_MAX_LISTED; i++)
 		t->c.none[i] = arena_strdup(&s->arena, t->c.none[i]);
-	if (r->installed_rel >= 0 && !torchset_has(&t->c.ok, (size_t)r->installed_rel)) {
+	if (r->installed_rel >= 0 && o->elf.machine == r->machine && !torchset_has(&t->c.ok, (size_t)r->installed_rel)) {
 		const char *miss[2];
 		t->nmissing_installed = torch_compat_missing(r->ix, &o->elf, (size_t)r->installed_rel, miss, 2);
 		for (size_t i = 0; i < t->nmissing_installed && i < 2; i++)
 			t->missing_installed[i] = arena_strdup(&s->arena, miss[i]);
 	}
-	struct tc_package *p = package_for(s, r, owner ? owner : path_basename(path), owner_version);
+	struct tc_package *p = package_for(s, r, owner ? owner : path_basename(path), owner_version, o->elf.machine);
 	p->obj = arena_grow(&s->arena, p->obj, p->nobj, p->nobj + 1, sizeof *p->obj);
 	p->obj[p->nobj++] = t;
 	torchset_and(&p->ok, &t->c.ok);
@@ -91,14 +97,25 @@ static const char *who(struct arena *a, const struct tc_package *p)
 	return p->version ? arena_printf(a, "%s %s", p->name, p->version) : p->name;
 }
 
+/* The oldest and newest release of p's machine (the index has one: p has
+ * an object that needed torch). */
+static void span(const struct torchabi *ix, const struct tc_package *p, const char **lo, const char **hi)
+{
+	struct torchset m;
+	torchabi_machine_set(ix, p->machine, &m);
+	int o = torchset_oldest(&m, ix->nrel), n = torchset_newest(&m, ix->nrel);
+	*lo = o >= 0 ? ix->rel[o].version : "?";
+	*hi = n >= 0 ? ix->rel[n].version : "?";
+}
+
 /* Stable C ABI only: the symbols appeared over time and stay, so the answer
- * is a lower bound. */
+ * is a lower bound (within the machine's releases). */
 static bool open_ended(const struct torchabi *ix, const struct torchset *s)
 {
 	int lo = torchset_oldest(s, ix->nrel);
 	if (lo < 0)
 		return false;
-	for (size_t r = (size_t)lo; r < ix->nrel; r++)
+	for (size_t r = (size_t)lo; r < ix->nrel && ix->rel[r].machine == ix->rel[lo].machine; r++)
 		if (!torchset_has(s, r))
 			return false;
 	return true;
@@ -108,18 +125,22 @@ const char *tc_summary(struct arena *a, const struct tc_report *r, const struct 
 {
 	const struct torchabi *ix = r->ix;
 	if (!torchset_count(&p->ok)) {
+		const char *lo, *hi;
+		span(ix, p, &lo, &hi);
+		/* x86_64 was the index's only machine: its sentences stay as they were */
+		const char *m = p->machine == EM_X86_64_ ? "" : arena_printf(a, "%s ", elf_machine_name(p->machine));
 		if (p->nnone == p->nneed)
-			return arena_printf(a, "%s binds against no torch release from %s to %s: none of them exports "
+			return arena_printf(a, "%s binds against no %storch release from %s to %s: none of them exports "
 					       "the %s torch symbol%s it needs",
-					    who(a, p), ix->rel[0].version, ix->rel[ix->nrel - 1].version,
+					    who(a, p), m, lo, hi,
 					    p->nneed == 1 ? "one" : arena_printf(a, "%zu", p->nneed), p->nneed == 1 ? "" : "s");
 		if (p->nnone)
-			return arena_printf(a, "%s binds against no torch release from %s to %s: %zu of the %zu torch "
+			return arena_printf(a, "%s binds against no %storch release from %s to %s: %zu of the %zu torch "
 					       "symbols it needs are exported by none of them",
-					    who(a, p), ix->rel[0].version, ix->rel[ix->nrel - 1].version, p->nnone, p->nneed);
-		return arena_printf(a, "%s binds against no single torch release from %s to %s: no release exports "
+					    who(a, p), m, lo, hi, p->nnone, p->nneed);
+		return arena_printf(a, "%s binds against no single %storch release from %s to %s: no release exports "
 				       "all %zu torch symbols it needs",
-				    who(a, p), ix->rel[0].version, ix->rel[ix->nrel - 1].version, p->nneed);
+				    who(a, p), m, lo, hi, p->nneed);
 	}
 	if (p->stable_only && open_ended(ix, &p->ok))
 		return arena_printf(a, "%s uses only the LibTorch stable C ABI; it needs torch %s or newer (%s)",

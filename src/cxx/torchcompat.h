@@ -38,13 +38,15 @@ struct tc_package {
 	const char *none[TORCH_COMPAT_MAX_LISTED];
 	bool stable_only;		/* every torch symbol is stable C ABI */
 	int cudart_major;		/* of its objects, -1 */
+	uint16_t machine;		/* of its first object: the releases it is compared with */
 	bool installed_ok;		/* the installed torch is in ok (false when no torch) */
 };
 
 struct tc_report {
 	const struct torchabi *ix;
 	const char *installed;		/* installed torch __version__, or NULL */
-	int installed_rel;		/* its index entry, -1 */
+	uint16_t machine;		/* of the first object added: the installed torch's */
+	int installed_rel;		/* its index entry for that machine, -1 */
 	struct tc_package **pkg;
 	size_t npkg;
 	struct torchset all;		/* releases satisfying every package */
@@ -56,7 +58,9 @@ struct tc_report {
 const struct torchabi *tc_index(struct scan *s, struct diag *d);
 
 void tc_report_init(struct tc_report *r, const struct torchabi *ix, const char *installed);
-/* Adds one ELF object (owner name/version may be NULL: the file name is used). */
+/* Adds one ELF object (owner name/version may be NULL: the file name is used).
+ * The first object that needs torch fixes the report's machine, so the
+ * installed torch is looked up among that machine's releases. */
 void tc_add_object(struct scan *s, struct tc_report *r, const char *path, const struct object *o,
 		   const char *owner, const char *owner_version, const char *module);
 /* Computes r->all and the conflicts. */

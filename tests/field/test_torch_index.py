@@ -181,9 +181,16 @@ def refused_for(err, torch_hashes, installed, bits):
     return "undefined symbol no torch release exports: " + m.group(1)[:60]
 
 
+def machine_of(tdir):
+    """e_machine of torch/lib/libc10.so: the index holds one release per machine."""
+    with open(os.path.join(tdir, "lib", "libc10.so"), "rb") as f:
+        return int.from_bytes(f.read(20)[18:20], "little")
+
+
 def check_exports(t, rel, tdir, envs_using, index, j):
     bits, rels = index
-    entry = next((r.hashes for r in rels if r.version == rel), None)
+    mach = machine_of(tdir)
+    entry = next((r.hashes for r in rels if r.version == rel and r.machine == mach), None)
     name = "torch %s (%s): index entry" % (rel, ", ".join(envs_using))
     if not t.ok(entry is not None, "%s: torch %s is in the index" % (name, rel)):
         return
@@ -192,7 +199,8 @@ def check_exports(t, rel, tdir, envs_using, index, j):
     t.ok(hashes == entry, "%s: the exports nm -D reads from the installed torch/lib equal it (%d)" % (name, len(hashes)),
          "%d exported here, %d in the index, %d only here, %d only in the index"
          % (len(hashes), len(entry), len(hashes - entry), len(entry - hashes)))
-    count = [x["symbols"] for x in j["index"]["releases"] if x["version"] == rel]
+    count = [x["symbols"] for x in j["index"]["releases"]
+             if x["version"] == rel and x["machine"] == torch_index.MACHINE_NAMES.get(mach)]
     t.ok(count == [len(names)], "%s: the C reader counts the same %d symbols" % (name, len(names)), count)
 
 
@@ -203,7 +211,7 @@ def check_env(t, env, venv, tdir, rel, index, j, cases):
         return
     bits, rels = index
     torch_hashes = set().union(*(r.hashes for r in rels))
-    installed = next((r.hashes for r in rels if r.version == rel), set())
+    installed = next((r.hashes for r in rels if r.version == rel and r.machine == machine_of(tdir)), set())
     modules = {os.path.realpath(p): v for p, v in oracle["modules"].items()}
     sps = [F.site_packages(venv), os.path.dirname(tdir)]
     for p in j["packages"]:

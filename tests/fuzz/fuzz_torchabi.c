@@ -19,7 +19,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		torchset_all(&all, ix.nrel);
 		(void)torchset_text(&a, &ix, s ? s : &all);
 		(void)torchset_cuda_text(&a, &ix, s ? s : &all);
-		(void)torchabi_find(&ix, ix.rel[0].version);
+		(void)torchabi_find(&ix, ix.rel[0].version, ix.rel[0].machine);
+		struct torchset m;
+		if (torchabi_machine_set(&ix, ix.rel[ix.nrel - 1].machine, &m))
+			(void)torchset_text(&a, &ix, &m);
 	}
 	arena_release(&a);
 	return 0;

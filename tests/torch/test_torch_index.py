@@ -52,16 +52,26 @@ def cc(out, src, *flags):
     subprocess.run([CC, "-shared", "-fPIC", "-o", out, c] + list(flags), check=True)
 
 
-def torch_wheel(tmp, version, names):
+def set_machine(src, dst, machine):
+    """A copy of src whose ELF header says e_machine = machine."""
+    b = bytearray(open(src, "rb").read())
+    b[18:20] = machine.to_bytes(2, "little")
+    open(dst, "wb").write(bytes(b))
+
+
+def torch_wheel(tmp, version, names, machine=None):
     lib = os.path.join(tmp, "libc10-%s.so" % version)
     cc(lib, "".join("void %s(void) {}\n" % n for n in names), "-Wl,-soname,libc10.so")
-    w = os.path.join(tmp, "torch-%s-cp311-cp311-manylinux_2_28_x86_64.whl" % version)
+    if machine:
+        set_machine(lib, lib, machine)
+    arch = "aarch64" if machine == 183 else "x86_64"
+    w = os.path.join(tmp, "torch-%s-cp311-cp311-manylinux_2_28_%s.whl" % (version, arch))
     di = "torch-%s.dist-info" % version
     with zipfile.ZipFile(w, "w", zipfile.ZIP_DEFLATED) as z:
         z.write(lib, "torch/lib/libc10.so")
         z.writestr("torch/version.py", "__version__ = '%s'\n" % version)
         z.writestr(di + "/METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: %s\n" % version)
-        z.writestr(di + "/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-manylinux_2_28_x86_64\n")
+        z.writestr(di + "/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-manylinux_2_28_%s\n" % arch)
         z.writestr(di + "/RECORD", "")
     return w, lib
 
@@ -167,6 +177,38 @@ def run(tmp):
     open(bad, "wb").write(bytes(flipped))
     r = subprocess.run([ABISCOPE, "torch-compat", "--index", bad, exts["needs_common"]], capture_output=True, text=True)
     ok(r.returncode == 3 and "torch ABI index" in r.stderr, "a damaged symbol group is an error", r.stderr)
+
+    # one release, two machines: an aarch64 wheel of 9.0.0 that is a CPU build
+    # (PyPI's aarch64 torch 2.9.1 is, its x86_64 twin CUDA 12) and lacks the
+    # CUDA symbol.  The libraries are this machine's with e_machine set to
+    # aarch64 (183): the index reads only the dynamic tables.  An object is
+    # compared with its own machine's releases only.
+    arm = os.path.join(tmp, "arm")
+    os.makedirs(arm)
+    awheel = torch_wheel(arm, "9.0.0", [COMMON], machine=183)[0]
+    mindex = os.path.join(tmp, "machines.idx")
+    r = subprocess.run([sys.executable, TOOL, "--index", mindex, "--bits", "48", "add", wheels["9.0.0"], awheel],
+                       capture_output=True, text=True, env=env)
+    rows = [l.split("\t") for l in subprocess.run([sys.executable, TOOL, "--index", mindex, "list"],
+                                                  capture_output=True, text=True).stdout.splitlines()]
+    ok(r.returncode == 0 and [(x[0], x[1]) for x in rows] == [("9.0.0", "x86_64"), ("9.0.0", "aarch64")],
+       "one version for two machines: two releases, by the libraries' e_machine", r.stderr + str(rows))
+    x86ext = extension(tmp, "needs_check", [OLD, COMMON])
+    armext = os.path.join(arm, "needs_check.so")
+    set_machine(x86ext, armext, 183)
+    rc, j, raw = compat(mindex, x86ext)
+    ok(j and j["packages"][0]["releases"] == ["9.0.0"] and j["packages"][0]["machine"] == "x86_64",
+       "an x86_64 extension binds against the x86_64 9.0.0", raw.stdout[-800:])
+    rc, j, raw = compat(mindex, armext)
+    ok(j and j["packages"][0]["releases"] == [] and j["packages"][0]["machine"] == "aarch64" and
+       "no aarch64 torch release" in j["packages"][0]["summary"],
+       "the same extension for aarch64: the aarch64 9.0.0 lacks the symbol (not the x86_64 one's answer)",
+       raw.stdout[-800:])
+    armcommon = os.path.join(arm, "needs_common.so")
+    set_machine(exts["needs_common"], armcommon, 183)
+    rc, j, raw = compat(mindex, armcommon)
+    ok(j and j["packages"][0]["releases"] == ["9.0.0"] and j["packages"][0]["cuda"] == "CPU",
+       "an aarch64 extension binds against the aarch64 build, named for its own CUDA major (CPU)", raw.stdout[-800:])
 
     # the built-in index
     r = subprocess.run([ABISCOPE, "torch-compat", "--json", exts["needs_common"]], capture_output=True, text=True)

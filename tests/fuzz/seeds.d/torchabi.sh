@@ -4,5 +4,5 @@ mkdir -p "$corp/fuzz_torchabi"
 idx=$here/../../data/torch/abi.idx
 if [ -f "$idx" ]; then
 	head -c 4096 "$idx" >"$corp/fuzz_torchabi/head"
-	python3 "$here/../../tools/torch_index.py" --index "$idx" small-sample "$corp/fuzz_torchabi/sample" 2>/dev/null || true
+	python3 "$here/../../tools/torch_index.py" --index "$idx" sample "$corp/fuzz_torchabi/sample" 2>/dev/null || true
 fi
