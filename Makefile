@@ -69,8 +69,8 @@ DEPS_STAMP := $(BUILD)/deps-$(subst $(eval) ,-,$(strip $(DEPS_KINDS))).ok
 ifneq ($(DEPS),skip)
 ifneq ($(filter-out clean lint uninstall,$(DEPS_GOALS)),)
 ifeq ($(shell [ $(DEPS_STAMP) -nt mk/deps.txt ] && [ $(DEPS_STAMP) -nt mk/deps.sh ] && echo fresh),)
-DEPS_FAILURE := $(shell CC="$(CC)" sh mk/deps.sh --make check $(DEPS_KINDS) && \
-	mkdir -p $(BUILD) && echo "$(DEPS_KINDS)" >$(DEPS_STAMP))
+DEPS_FAILURE := $(shell mkdir -p $(BUILD) && CC="$(CC)" DEPS_RECORD=$(BUILD)/deps-installed.txt \
+	sh mk/deps.sh --make check $(DEPS_KINDS) && echo "$(DEPS_KINDS)" >$(DEPS_STAMP))
 ifneq ($(DEPS_FAILURE),)
 $(error $(DEPS_FAILURE))
 endif

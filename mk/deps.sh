@@ -15,13 +15,27 @@
 #   DEPS_INSTALL  0: never install, only report
 #   DEPS_LIST     the list to read (default mk/deps.txt beside this script)
 #   PYTHON        the python the py: probes import with (default /usr/bin/python3)
+#   DEPS_SYSROOT  where /etc and /usr/sbin are (default /; tests/e2e/deps.sh)
+#   DEPS_RECORD   a file the names of the packages it installs are added to
+#                 (the Makefile's: build/deps-installed.txt, for the check
+#                 that make test leaves no service of theirs enabled)
 # Why probes rather than dpkg: what matters is that the compiler finds the
 # header and the library, whatever installed them.
+#
+# An install starts and enables nothing: the test packages include daemons
+# (openssh-server, munge, slurmd, slurmctld) that the fleet suites start
+# themselves, in namespaces, and stop.  While apt-get runs, a policy-rc.d
+# (unless the machine has its own) refuses every start, the Debian way
+# (invoke-rc.d, deb-systemd-invoke); afterwards each unit or rc?.d start
+# link the install added is taken away again (systemctl list-unit-files
+# shows them disabled), and the line that says so names them.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${DEPS_LIST:=$here/deps.txt}"
 : "${CC:=cc}"
 : "${DEPS_INSTALL:=1}"
+: "${DEPS_SYSROOT:=}"
+sysroot=${DEPS_SYSROOT%/}
 # Debian's python packages serve Debian's python, not a pyenv or venv one first on PATH
 if [ -z "${PYTHON:-}" ]; then
 	PYTHON=python3
@@ -29,8 +43,17 @@ if [ -z "${PYTHON:-}" ]; then
 fi
 tmp=
 
-cleanup() { [ -n "$tmp" ] && rm -rf "$tmp"; }
+policy=
+drop_policy() {
+	[ -n "$policy" ] && $policy rm -f "$sysroot/usr/sbin/policy-rc.d"
+	policy=
+}
+cleanup() {
+	[ -n "$tmp" ] && rm -rf "$tmp"
+	drop_policy
+}
 trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
 
 # Lines of the list for the given kinds: "PACKAGE PROBE..."
 entries() {
@@ -89,6 +112,53 @@ installer() {
 	fi
 }
 
+# Services enabled: the links in /etc/systemd/system (a unit in a *.wants
+# or *.requires folder, an alias: what systemctl enable makes), and the
+# rc?.d start links, one a line.
+enabled() {
+	find "$sysroot/etc/systemd/system" -type l 2>/dev/null
+	ls -d "$sysroot"/etc/rc[2-5S].d/S* 2>/dev/null
+}
+
+# quiet_install ROOT APT PACKAGE...: apt-get install with a policy-rc.d that
+# refuses to start services, then undoes the enabling of each service the
+# install enabled; ROOT is "" or "sudo", what writes under /etc.
+quiet_install() {
+	root=$1 apt=$2
+	shift 2
+	before=$(enabled | sort)
+	if [ ! -e "$sysroot/usr/sbin/policy-rc.d" ]; then
+		policy=${root:-env}
+		# shellcheck disable=SC2016
+		$policy sh -c 'mkdir -p "$1" && printf "#!/bin/sh\n# abiscope mk/deps.sh: no service starts while it installs\nexit 101\n" \
+			>"$1/policy-rc.d" && chmod 755 "$1/policy-rc.d"' sh "$sysroot/usr/sbin" || policy=
+	fi
+	# shellcheck disable=SC2086
+	$apt install -y -qq --no-install-recommends "$@" >/dev/null
+	status=$?
+	drop_policy
+	[ -n "$tmp" ] || tmp=$(mktemp -d)
+	printf '%s\n' "$before" >"$tmp/before"
+	added=$(enabled | sort | comm -13 "$tmp/before" -)
+	names=
+	for link in $added; do
+		case "$link" in
+		*/rc?.d/S*)
+			# sysvinit's way to disable: the start link becomes a stop link
+			$root mv -f "$link" "${link%/S*}/K${link##*/S}" ;;
+		*)
+			$root rm -f "$link" ;;
+		esac
+		name=${link##*/}
+		name=${name#S[0-9][0-9]}
+		name=${name%.service}
+		case " $names " in *" $name "*) ;; *) names="$names $name" ;; esac
+	done
+	[ -z "$names" ] ||
+		echo "abiscope: the install enabled${names}: disabled again (the tests start their own daemons)" >&2
+	return $status
+}
+
 # explain MISSING: "libzip-dev: no zip.h -lzip, patchelf: no patchelf"
 explain() {
 	printf '%s\n' "$1" | awk -F '\t' '{ printf "%s%s: %s%s", (NR > 1 ? ", " : ""), $1, ($2 == "not installed" ? "" : "no "), $2 }'
@@ -113,11 +183,14 @@ check() {
 	echo "abiscope: missing $whys; installing: $apt install -y $pkgs" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	$apt update -qq >/dev/null 2>&1 || echo "abiscope: '$apt update' failed; trying the install anyway" >&2
+	root=
+	[ "$apt" = "sudo apt-get" ] && root=sudo
 	# shellcheck disable=SC2086
-	$apt install -y -qq --no-install-recommends $pkgs >/dev/null || {
+	quiet_install "$root" "$apt" $pkgs || {
 		fail "abiscope: '$apt install -y $pkgs' failed (missing $whys)"
 		return 1
 	}
+	[ -n "${DEPS_RECORD:-}" ] && printf '%s\n' $pkgs >>"$DEPS_RECORD"
 	still=$(missing "$@")
 	if [ -n "$still" ]; then
 		whys=$(explain "$still")
@@ -128,13 +201,14 @@ check() {
 }
 
 readme() {
-	for kind in build test fuzz wheel aarch64; do
+	for kind in build test fuzz wheel aarch64 ci; do
 		case $kind in
 		build) what="to build (\`make\`, \`make demo\`)" ;;
 		test) what="to test (\`make test\`), in addition" ;;
 		fuzz) what="for the fuzz targets (\`make fuzz\`)" ;;
 		wheel) what="for the wheel (\`make wheel\`; it also fetches zig from PyPI and Debian's sources)" ;;
 		aarch64) what="for the real aarch64 loader as an oracle (\`make test-aarch64\`; it also unpacks Debian's aarch64 cross gcc and debootstraps arm64 roots)" ;;
+		ci) what="for CI's check of the README's two commands on a fresh Debian 12 root (\`.ci/fresh-root\`)" ;;
 		esac
 		printf -- '* %s: %s\n' "$what" "$(entries $kind | awk '{ printf "%s`%s`", (NR > 1 ? ", " : ""), $1 }')"
 	done

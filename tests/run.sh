@@ -17,6 +17,12 @@ top=$(cd "$here/.." && pwd)
 export ABISCOPE BUILD
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
+# Every process of the run carries this tag (daemons keep it): the last
+# suite, machine/unchanged, finds those left running, and compares the
+# services and listening sockets with this snapshot.
+ABISCOPE_TEST_RUN=$$.$(date +%s)
+export ABISCOPE_TEST_RUN
+python3 "$here/machine_state.py" snapshot "$log/machine.json"
 passed=0
 failed=0
 skipped=0
@@ -81,6 +87,9 @@ if [ "$SLOW" != 0 ]; then
 		/usr/lib/x86_64-linux-gnu
 	run_suite "diff/aarch64-system" python3 "$here/diff/aarch64.py" check system
 fi
+# (DEPS_RECORD: what the Makefile's dependency check installed)
+run_suite "machine/unchanged" env DEPS_RECORD="${DEPS_RECORD:-$BUILD/deps-installed.txt}" \
+	python3 "$here/machine_state.py" check "$log/machine.json"
 echo
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

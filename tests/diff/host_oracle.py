@@ -354,6 +354,10 @@ def put(root, path):
     if path == "/" or os.path.lexists(dst):
         return
     put(root, os.path.dirname(path))
+    # making the parents may have made dst too: a parent that is a link
+    # (/lib -> usr/lib) leads into a folder an earlier path already made
+    if os.path.lexists(dst):
+        return
     if os.path.islink(path):
         target = os.readlink(path)
         os.symlink(target, dst)

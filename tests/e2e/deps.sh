@@ -90,6 +90,50 @@ else
 	echo "ok - dependency check as a user # SKIP needs root to drop to one"
 fi
 
+# An install starts and enables nothing: while apt-get runs, a policy-rc.d
+# refuses every start; afterwards the services the install enabled (unit
+# links, aliases, rc?.d start links) are disabled again, and what was
+# enabled before stays.  A stand-in apt-get plays the maintainer scripts
+# under DEPS_SYSROOT.
+if [ "$(id -u)" = 0 ]; then
+	S=$FX/sysroot
+	mkdir -p "$S/etc/systemd/system/multi-user.target.wants" "$S/etc/rc2.d" "$S/usr/sbin" "$FX/bin2"
+	ln -s /lib/systemd/system/old.service "$S/etc/systemd/system/multi-user.target.wants/old.service"
+	ln -s ../init.d/old "$S/etc/rc2.d/S01old"
+	cat >"$FX/bin2/apt-get" <<EOF
+#!/bin/sh
+echo "\$*" >>"$FX/apt2.log"
+[ "\$1" = install ] || exit 0
+if [ -x "$S/usr/sbin/policy-rc.d" ]; then
+	"$S/usr/sbin/policy-rc.d" fake start
+	echo "policy-rc.d fake start: \$?" >>"$FX/apt2.log"
+else
+	echo "no policy-rc.d" >>"$FX/apt2.log"
+fi
+ln -s /lib/systemd/system/fake.service "$S/etc/systemd/system/multi-user.target.wants/fake.service"
+ln -s /lib/systemd/system/fake.service "$S/etc/systemd/system/fake-alias.service"
+ln -s ../init.d/fake "$S/etc/rc2.d/S01fake"
+EOF
+	chmod +x "$FX/bin2/apt-get"
+	printf 'test fake-daemon abiscope-no-such-command-here\n' >"$FX/deps-fake.txt"
+	unset DEPS_RECORD
+	out=$(PATH="$FX/bin2:$PATH" DEPS_LIST="$FX/deps-fake.txt" DEPS_SYSROOT="$S" sh "$TOP/mk/deps.sh" check test 2>&1)
+	expect_contains "$(cat "$FX/apt2.log")" "policy-rc.d fake start: 101" "install: a policy-rc.d refuses to start services while apt-get runs"
+	expect_eq "$(cd "$S" && find etc usr -type l -o -type f | sort | tr '\n' ' ')" \
+		"etc/rc2.d/K01fake etc/rc2.d/S01old etc/systemd/system/multi-user.target.wants/old.service " \
+		"install: what it enabled is disabled again, what was enabled stays, no policy-rc.d left"
+	expect_contains "$out" "the install enabled fake fake-alias: disabled again" "install: the line names what it disabled"
+	# a machine's own policy-rc.d is left as it is
+	printf '#!/bin/sh\nexit 0\n' >"$S/usr/sbin/policy-rc.d"
+	chmod 755 "$S/usr/sbin/policy-rc.d"
+	rm -f "$S/etc/rc2.d/K01fake"
+	PATH="$FX/bin2:$PATH" DEPS_LIST="$FX/deps-fake.txt" DEPS_SYSROOT="$S" sh "$TOP/mk/deps.sh" check test >/dev/null 2>&1
+	expect_eq "$(tail -1 "$FX/apt2.log"):$(cat "$S/usr/sbin/policy-rc.d" | tail -1)" "policy-rc.d fake start: 0:exit 0" \
+		"install: the machine's own policy-rc.d is used and kept"
+else
+	echo "ok - an install starts and enables nothing # SKIP needs root (the check installs only as root or with sudo)"
+fi
+
 # Everything present: the check passes quietly and the build goes on.
 out=$(sh "$TOP/mk/deps.sh" check build 2>&1)
 expect_eq "$?:$out" "0:" "with every header present, the check is silent"
@@ -98,6 +142,21 @@ expect_eq "$?:$out" "0:" "with every header present, the check is silent"
 want=$(sh "$TOP/mk/deps.sh" readme)
 got=$(sed -n '/<!-- deps.txt: begin/,/<!-- deps.txt: end/p' "$TOP/README.md" | sed '1d;$d')
 expect_eq "$got" "$want" "README's package list is mk/deps.txt's (regenerate with: make readme)"
+# CI's fresh-root check runs when what decides what a fresh machine needs
+# changed since its last recorded pass (.ci/fresh-root --needed, .ci/run)
+T=$FX/ci-tree
+mkdir -p "$T/mk" "$T/.ci"
+cp "$TOP/mk/deps.txt" "$TOP/mk/deps.sh" "$T/mk/" && cp "$TOP/Makefile" "$T/" && cp "$TOP/.ci/fresh-root" "$T/.ci/"
+out=$(sh "$T/.ci/fresh-root" --needed)
+expect_eq "$?:$out" "0:no recorded pass (.ci/fresh-root.pass)" "fresh-root --needed: no recorded pass, needed"
+(cd "$T" && sha256sum mk/deps.txt mk/deps.sh Makefile .ci/fresh-root >.ci/fresh-root.pass)
+out=$(sh "$T/.ci/fresh-root" --needed)
+expect_eq "$?" 1 "fresh-root --needed: not needed when the inputs are those of the pass ($out)"
+echo "test  some-new-package" >>"$T/mk/deps.txt"
+out=$(sh "$T/.ci/fresh-root" --needed)
+expect_eq "$?:$out" "0:changed since the recorded pass: mk/deps.txt " "fresh-root --needed: a change to mk/deps.txt makes it needed"
+expect_contains "$(cat "$TOP/.ci/run")" "sh .ci/fresh-root --needed" ".ci/run asks fresh-root whether it is needed"
+
 # And .ci/run installs from that list, not a copy of it.
 expect_contains "$(cat "$TOP/.ci/run")" "mk/deps.sh" ".ci/run installs through mk/deps.sh"
 [ "$fails" -eq 0 ]

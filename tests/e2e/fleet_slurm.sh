@@ -6,7 +6,8 @@
 # node4 has no abiscope installed, node5's view of the shared folder
 # $FX/srun-fail is read-only (a full disk).  Partition "good" is
 # node[1-3] (the default), "mixed" node1, node4 and node5.
-# Skipped, with a SKIP line, without the packages (slurm-wlm, munge) or root.
+# Skipped, with a SKIP line, without the packages (slurm-wlm, munge), root
+# or a mounted /sys/fs/cgroup.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_fleet.sh"
 fixture_dir fleet_slurm
@@ -16,6 +17,10 @@ for c in munged munge slurmctld slurmd srun sbatch sinfo unshare; do
 	command -v $c >/dev/null 2>&1 || skip_suite "$RECIPES" "$c is not installed (Debian: slurm-wlm, munge)"
 done
 can_make_nodes || skip_suite "$RECIPES" "needs root and mount/UTS namespaces to run slurmd nodes here"
+# slurmd reads the cgroup file system at start (also with proctrack/linuxproc
+# and task/none); a container or a chroot may not have it mounted
+grep -q ' /sys/fs/cgroup' /proc/self/mounts ||
+	skip_suite "$RECIPES" "/sys/fs/cgroup is not mounted here (a container or a chroot?): slurmd cannot start"
 fleet_fixture
 t0=$(date +%s)
 
