@@ -7,6 +7,8 @@
 #   BUILD     the build directory holding unit tests and tools (default build)
 #   TESTS     optional filter: only suites whose name contains it
 #   SLOW=0    skips the comparison over every system library
+#   CORPUS=0  runs the binary directly, without recording its --json
+#             outputs for the schema check at the end (schema/corpus)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -14,7 +16,36 @@ top=$(cd "$here/.." && pwd)
 : "${BUILD:=$top/build}"
 : "${TESTS:=}"
 : "${SLOW:=1}"
-export ABISCOPE BUILD
+: "${CORPUS:=1}"
+# Every run of the binary with --json is recorded (its arguments, exit
+# status and output) by a wrapper in front of it; schema/corpus validates
+# them all at the end.  ABISCOPE_BINARY stays the binary itself, for the
+# tests that copy it or read its bytes.
+ABISCOPE_BINARY=$ABISCOPE
+corpus=$BUILD/json-corpus
+if [ "$CORPUS" != 0 ]; then
+	rm -rf "$corpus"
+	mkdir -p "$corpus/runs"
+	corpus=$(cd "$corpus" && pwd)
+	cat >"$corpus/abiscope" <<WRAPPER
+#!/bin/sh
+# Written by tests/run.sh: records each run with --json for schema/corpus.
+# Absolute paths only: tests run it with PATH emptied.
+for a do [ "\$a" = --json ] && with_json=1; done
+[ -n "\${with_json:-}" ] || exec '$ABISCOPE' "\$@"
+n=\$\$
+while ! /bin/mkdir "$corpus/runs/\$n" 2>/dev/null; do n="\$n+"; done
+printf '%s\\0' "\$@" >"$corpus/runs/\$n/args"
+'$ABISCOPE' "\$@" >"$corpus/runs/\$n/out"
+st=\$?
+echo \$st >"$corpus/runs/\$n/status"
+/bin/cat "$corpus/runs/\$n/out"
+exit \$st
+WRAPPER
+	chmod +x "$corpus/abiscope"
+	ABISCOPE=$corpus/abiscope
+fi
+export ABISCOPE ABISCOPE_BINARY BUILD
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 # Every process of the run carries this tag (daemons keep it): the last
@@ -87,6 +118,9 @@ if [ "$SLOW" != 0 ]; then
 		/usr/lib/x86_64-linux-gnu
 	run_suite "diff/aarch64-system" python3 "$here/diff/aarch64.py" check system
 fi
+# every --json output of the suites above against its schema
+[ "$CORPUS" != 0 ] && run_suite "schema/corpus" python3 "$here/schema/corpus.py" "$corpus/runs"
+# last, the machine as the run found it
 # (DEPS_RECORD: what the Makefile's dependency check installed)
 run_suite "machine/unchanged" env DEPS_RECORD="${DEPS_RECORD:-$BUILD/deps-installed.txt}" \
 	python3 "$here/machine_state.py" check "$log/machine.json"

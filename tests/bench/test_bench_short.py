@@ -25,7 +25,8 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.abspath(os.environ.get("BUILD", os.path.join(TOP, "build")))
-ABISCOPE = os.path.abspath(os.environ.get("ABISCOPE", os.path.join(BUILD, "abiscope")))
+# the binary itself (its timings, its bytes), not tests/run.sh's recording wrapper
+ABISCOPE = os.path.abspath(os.environ.get("ABISCOPE_BINARY") or os.environ.get("ABISCOPE", os.path.join(BUILD, "abiscope")))
 failures = 0
 
 

@@ -20,7 +20,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 D=${1:-$here/prebuilt}
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-: "${ABISCOPE:=$top/build/abiscope}"	# the normal build, not a sanitizer one
+# the normal build, not a sanitizer one; the binary itself, not tests/run.sh's recording wrapper
+ABISCOPE=${ABISCOPE_BINARY:-${ABISCOPE:-$top/build/abiscope}}
 : "${CC:=cc}"
 if [ -z "${PYTHON:-}" ]; then
 	PYTHON=python3

@@ -74,7 +74,7 @@ fi
 # 2. abiscope: the one under test ($ABISCOPE), else built from this tree,
 #    else the carried binary
 provenance=
-A=${ABISCOPE:-}
+A=${ABISCOPE_BINARY:-${ABISCOPE:-}}	# the binary, not tests/run.sh's recording wrapper
 if [ -n "$A" ] && [ -x "$A" ]; then
 	provenance="\$ABISCOPE"
 elif [ -x "$top/build/abiscope" ] && "$top/build/abiscope" --help >/dev/null 2>&1; then

@@ -489,7 +489,8 @@ def fixture_cases():
         shutil.copy(fx.p("good/libcand.so"), os.path.join(pub, "noperm/libcand.so"))
         os.chmod(os.path.join(pub, "noperm/libcand.so"), 0o000)
         drv = shutil.copy(DRIVER, os.path.join(pub, "dlopen_driver"))
-        tool = shutil.copy(ABISCOPE, os.path.join(pub, "abiscope"))
+        # the binary itself, not tests/run.sh's recording wrapper
+        tool = shutil.copy(os.environ.get("ABISCOPE_BINARY", ABISCOPE), os.path.join(pub, "abiscope"))
         for d in ("", "good", "noperm"):
             os.chmod(os.path.join(pub, d), 0o755)
         pp = lambda rel: os.path.join(pub, rel)  # noqa: E731

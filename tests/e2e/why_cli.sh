@@ -79,9 +79,10 @@ if [ "$(id -u)" != 0 ]; then
 	$ABISCOPE why --process "$DRV" "$noperm/noread.so" >"$FX/noread.txt" 2>&1
 	st=$?
 elif command -v setpriv >/dev/null 2>&1; then
-	cp "$ABISCOPE" "$DRV" "$noperm/"
-	chmod 755 "$noperm/$(basename "$ABISCOPE")" "$noperm/$(basename "$DRV")"
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$noperm/$(basename "$ABISCOPE")" why \
+	bin=${ABISCOPE_BINARY:-$ABISCOPE}	# the binary itself, not run.sh's recording wrapper
+	cp "$bin" "$DRV" "$noperm/"
+	chmod 755 "$noperm/$(basename "$bin")" "$noperm/$(basename "$DRV")"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$noperm/$(basename "$bin")" why \
 		--process "$noperm/$(basename "$DRV")" "$noperm/noread.so" >"$FX/noread.txt" 2>&1
 	st=$?
 else
