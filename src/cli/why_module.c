@@ -82,8 +82,7 @@ int why_module(struct why_module_args *o)
 			if (v[i].state == V_FAILS)
 				first_fail = &v[i];
 		jw_kstr(&w, "error", first_fail ? first_fail->dlerror : NULL);
-		if (first_fail)
-			jw_kstr(&w, "first_failing_module", first_fail->io->module);
+		jw_kstr(&w, "first_failing_module", first_fail ? first_fail->io->module : NULL);
 		jw_kstr(&w, "environment", c.env.root);
 		jw_kstr(&w, "python", c.env.python);
 		jw_key(&w, "modules");
