@@ -259,15 +259,40 @@ static void off_path(struct advice *a, struct finding *f)
 	add(a, f, x);
 }
 
-/* The dist-info of name in site other than d, or NULL. */
-static const struct dist *other_dist_info(const struct advice *a, const struct dist *d)
+static void dist_maps(struct advice *a)
 {
+	if (a->dist_maps)
+		return;
+	a->dist_maps = true;
+	struct arena *ar = &a->s->arena;
 	const struct ptrvec *all = &a->c->inv.dists.all;
 	for (size_t i = 0; i < all->n; i++) {
-		const struct dist *o = all->item[i];
-		if (o != d && o->kind != DIST_CONDA && str_eq(o->norm, d->norm) && str_eq(o->site, d->site))
-			return o;
+		struct dist *d = all->item[i];
+		if (d->meta && !strmap_get(&a->dist_by_meta, d->meta))
+			strmap_put(ar, &a->dist_by_meta, d->meta, d);
+		if (d->kind == DIST_CONDA)
+			continue;
+		const char *key = arena_printf(ar, "%s\n%s", d->site ? d->site : "", d->norm);
+		struct ptrvec *same = strmap_get(&a->dists_by_name, key);
+		if (!same) {
+			same = arena_calloc(ar, 1, sizeof *same);
+			strmap_put(ar, &a->dists_by_name, key, same);
+		}
+		ptrvec_push(ar, same, d);
 	}
+}
+
+/* The dist-info of name in site other than d, or NULL. */
+static const struct dist *other_dist_info(struct advice *a, const struct dist *d)
+{
+	dist_maps(a);
+	if (d->kind == DIST_CONDA)
+		return NULL;
+	const struct ptrvec *same = strmap_get(&a->dists_by_name,
+					       arena_printf(&a->s->arena, "%s\n%s", d->site ? d->site : "", d->norm));
+	for (size_t i = 0; same && i < same->n; i++)
+		if (same->item[i] != d)
+			return same->item[i];
 	return NULL;
 }
 
@@ -306,10 +331,9 @@ static void record(struct advice *a, struct finding *f)
 {
 	/* a distribution's mismatch names its metadata folder as the object */
 	struct dist *d = NULL;
-	for (size_t i = 0; f->object && val_get_str(f->fields, "distribution") && i < a->c->inv.dists.all.n && !d; i++) {
-		struct dist *x = a->c->inv.dists.all.item[i];
-		if (str_eq(x->meta, f->object))
-			d = x;
+	if (f->object && val_get_str(f->fields, "distribution")) {
+		dist_maps(a);
+		d = strmap_get(&a->dist_by_meta, f->object);
 	}
 	if (!d)
 		return;	/* binaries no RECORD lists: advice only */

@@ -50,6 +50,11 @@ struct advice {
 	struct env_owner owner;
 	const char *machine;		/* "x86_64", "aarch64" */
 	struct plan plan;
+	/* the distributions by metadata folder, and by "site\nname" (a ptrvec
+	 * of those with that name there): built once, so that a finding's
+	 * distribution is found without a pass over all of them */
+	struct strmap dist_by_meta, dists_by_name;
+	bool dist_maps;
 };
 
 /*

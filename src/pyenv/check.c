@@ -821,52 +821,80 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 
 /* ---- environment findings ---- */
 
+/* One finding for the metadata folders of one project in one site folder
+ * (dup: two or more, in the order they were found). */
+static void duplicate_group(struct check_ctx *x, const struct ptrvec *dup)
+{
+	struct scan *s = x->s;
+	const struct dist *a = dup->item[0];
+	struct finding *f = finding_add(&s->findings, "duplicate-dist-info", SEV_WARNING, a->meta);
+	const struct dist *b = dup->item[1];
+	if (dup->n == 2)
+		finding_title(&s->findings, f, "two metadata folders for %s: %s and %s", a->name,
+			      path_basename(a->meta), path_basename(b->meta));
+	else
+		finding_title(&s->findings, f, "%zu metadata folders for %s: %s, %s and %zu more", dup->n, a->name,
+			      path_basename(a->meta), path_basename(b->meta), dup->n - 2);
+	struct value *arr = val_arr(&s->arena);
+	for (size_t j = 0; j < dup->n; j++) {
+		const struct dist *d = dup->item[j];
+		size_t present = 0, checked = 0;
+		for (size_t n = 0; n < d->nfile && checked < 50; n++) {
+			if (str_ends(d->file[n].path, "/RECORD") || strstr(d->file[n].path, ".dist-info/"))
+				continue;
+			struct fs_stat st;
+			fs_stat(&s->fs, d->file[n].path, &st);
+			checked++;
+			if (st.kind == FS_REGULAR && (d->file[n].size < 0 || (uint64_t)d->file[n].size == st.size))
+				present++;
+		}
+		struct value *o = val_obj(&s->arena);
+		val_set_str(&s->arena, o, "metadata", d->meta);
+		val_set(&s->arena, o, "version", val_str(&s->arena, d->version));
+		val_set_int(&s->arena, o, "record_files_matching", (int64_t)present);
+		val_set_int(&s->arena, o, "record_files_checked", (int64_t)checked);
+		val_push(&s->arena, arr, o);
+		finding_line(&s->findings, f, "%s: version %s, %s%zu of %zu recorded files match the disk",
+			     path_basename(d->meta), d->version ? d->version : "?",
+			     d->has_record ? "" : "no RECORD, ", present, checked);
+	}
+	val_set(&s->arena, f->fields, "dist_infos", arr);
+	val_set_str(&s->arena, f->fields, "distribution", a->name);
+	finding_line(&s->findings, f, "which one importlib.metadata and pip report depends on directory "
+				      "order; tools may read the stale version");
+	finding_fix(&s->findings, f, "remove the stale folder (the one whose RECORD does not match), or "
+				     "reinstall %s", a->name);
+}
+
+/* Projects with more than one metadata folder in one site folder: grouped
+ * by (site, normalized name) in one pass, one finding per project however
+ * many folders it has (every pair compared was quadratic, and 1,000
+ * folders of one name gave 500,000 findings). */
 static void duplicate_dist_info(struct check_ctx *x)
 {
 	struct scan *s = x->s;
 	struct ptrvec *all = &x->c->inv.dists.all;
+	struct strmap groups = { 0 };
 	for (size_t i = 0; i < all->n; i++) {
-		struct dist *a = all->item[i];
-		if (a->kind == DIST_CONDA)
+		struct dist *d = all->item[i];
+		if (d->kind == DIST_CONDA)
 			continue;
-		for (size_t k = i + 1; k < all->n; k++) {
-			struct dist *b = all->item[k];
-			if (b->kind == DIST_CONDA || !str_eq(a->norm, b->norm) || !str_eq(a->site, b->site))
-				continue;
-			struct finding *f = finding_add(&s->findings, "duplicate-dist-info", SEV_WARNING, a->meta);
-			finding_title(&s->findings, f, "two metadata folders for %s: %s and %s", a->name,
-				      path_basename(a->meta), path_basename(b->meta));
-			struct value *arr = val_arr(&s->arena);
-			const struct dist *pair[2] = { a, b };
-			for (int j = 0; j < 2; j++) {
-				const struct dist *d = pair[j];
-				size_t present = 0, checked = 0;
-				for (size_t n = 0; n < d->nfile && checked < 50; n++) {
-					if (str_ends(d->file[n].path, "/RECORD") || strstr(d->file[n].path, ".dist-info/"))
-						continue;
-					struct fs_stat st;
-					fs_stat(&s->fs, d->file[n].path, &st);
-					checked++;
-					if (st.kind == FS_REGULAR && (d->file[n].size < 0 || (uint64_t)d->file[n].size == st.size))
-						present++;
-				}
-				struct value *o = val_obj(&s->arena);
-				val_set_str(&s->arena, o, "metadata", d->meta);
-				val_set(&s->arena, o, "version", val_str(&s->arena, d->version));
-				val_set_int(&s->arena, o, "record_files_matching", (int64_t)present);
-				val_set_int(&s->arena, o, "record_files_checked", (int64_t)checked);
-				val_push(&s->arena, arr, o);
-				finding_line(&s->findings, f, "%s: version %s, %s%zu of %zu recorded files match the disk",
-					     path_basename(d->meta), d->version ? d->version : "?",
-					     d->has_record ? "" : "no RECORD, ", present, checked);
-			}
-			val_set(&s->arena, f->fields, "dist_infos", arr);
-			val_set_str(&s->arena, f->fields, "distribution", a->name);
-			finding_line(&s->findings, f, "which one importlib.metadata and pip report depends on directory "
-						      "order; tools may read the stale version");
-			finding_fix(&s->findings, f, "remove the stale folder (the one whose RECORD does not match), or "
-						     "reinstall %s", a->name);
+		const char *key = arena_printf(&s->arena, "%s\n%s", d->site ? d->site : "", d->norm);
+		struct ptrvec *g = strmap_get(&groups, key);
+		if (!g) {
+			g = arena_calloc(&s->arena, 1, sizeof *g);
+			strmap_put(&s->arena, &groups, key, g);
 		}
+		ptrvec_push(&s->arena, g, d);
+	}
+	for (size_t i = 0; i < all->n; i++) {
+		struct dist *d = all->item[i];
+		if (d->kind == DIST_CONDA)
+			continue;
+		const struct ptrvec *g =
+			strmap_get(&groups, arena_printf(&s->arena, "%s\n%s", d->site ? d->site : "", d->norm));
+		if (g->n >= 2 && g->item[0] == d)
+			duplicate_group(x, g);
 	}
 }
 

@@ -59,13 +59,16 @@ static const char *key_of(struct arena *a, const struct finding *f)
 	return arena_printf(a, "finding:%d", f->index);
 }
 
-static void push_distinct(struct arena *a, struct ptrvec *v, const char *s)
+/* Adds s to v unless it is there: seen remembers (v, s) pairs, so a cause
+ * of thousands of modules costs one lookup per member, not a pass. */
+static void push_distinct(struct arena *a, struct strmap *seen, struct ptrvec *v, const char *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < v->n; i++)
-		if (str_eq(v->item[i], s))
-			return;
+	const char *key = arena_printf(a, "%p\n%s", (void *)v, s);
+	if (strmap_get(seen, key))
+		return;
+	strmap_put(a, seen, key, MAP_YES);
 	ptrvec_push(a, v, (void *)s);
 }
 
@@ -81,27 +84,26 @@ void causes_build(struct arena *a, const struct findings *fl, size_t first, size
 	out->of = arena_calloc(a, fl->list.n ? fl->list.n : 1, sizeof *out->of);
 	for (size_t i = 0; i < fl->list.n; i++)
 		out->of[i] = -1;
-	struct strmap by_key = { 0 };
+	struct strmap seen = { 0 };
 	struct ptrvec found = { 0 };
 	for (size_t i = first; i < end && i < fl->list.n; i++) {
 		const struct finding *f = findings_at(fl, i);
 		bool guess = false;
 		const struct finding *r = root_of(fl, f, &guess);
 		const char *key = key_of(a, r);
-		struct cause *c = strmap_get(&by_key, key);
+		struct cause *c = strmap_get(&out->by_key, key);
 		if (!c) {
 			c = arena_calloc(a, 1, sizeof *c);
 			c->key = key;
 			c->lead = r;
 			c->severity = r->severity;
-			strmap_put(a, &by_key, key, c);
+			strmap_put(a, &out->by_key, key, c);
 			ptrvec_push(a, &found, c);
 		}
 		if (r == f || f->caused_by < 0) {
-			bool seen = false;
-			for (size_t k = 0; k < c->roots.n && !seen; k++)
-				seen = c->roots.item[k] == r;
-			if (!seen) {
+			const char *rkey = arena_printf(a, "%p\n%p", (void *)&c->roots, (const void *)r);
+			if (!strmap_get(&seen, rkey)) {
+				strmap_put(a, &seen, rkey, MAP_YES);
 				ptrvec_push(a, &c->roots, (void *)r);
 				if (sev_rank(r->severity) < sev_rank(c->lead->severity)) {
 					c->lead = r;
@@ -113,8 +115,8 @@ void causes_build(struct arena *a, const struct findings *fl, size_t first, size
 		(void)guess;
 		ptrvec_push(a, &c->members, (void *)f);
 		const char *mod = val_get_str(f->fields, "module");
-		push_distinct(a, &c->modules, mod ? mod : f->object ? path_basename(f->object) : NULL);
-		push_distinct(a, &c->dists, val_get_str(f->fields, "distribution"));
+		push_distinct(a, &seen, &c->modules, mod ? mod : f->object ? path_basename(f->object) : NULL);
+		push_distinct(a, &seen, &c->dists, val_get_str(f->fields, "distribution"));
 		const char *lib = val_get_str(r->fields, "library");
 		c->driver |= is_driver_library(lib ? path_basename(lib) : NULL) &&
 			     (str_eq(r->id, "library-not-found") || str_eq(r->id, "library-not-installed"));
@@ -144,12 +146,7 @@ const struct cause *causes_of(const struct causes *c, const struct finding *f)
 
 const struct cause *causes_find(const struct causes *c, const char *key)
 {
-	for (size_t i = 0; i < c->list.n; i++) {
-		const struct cause *x = c->list.item[i];
-		if (str_eq(x->key, key))
-			return x;
-	}
-	return NULL;
+	return key ? strmap_get(&c->by_key, key) : NULL;
 }
 
 bool causes_driver_missing(const struct causes *c)

@@ -20,6 +20,7 @@
 #ifndef ABISCOPE_CAUSES_H
 #define ABISCOPE_CAUSES_H
 
+#include "core/hashmap.h"
 #include "report/finding.h"
 
 struct cause {
@@ -45,6 +46,7 @@ struct cause {
 
 struct causes {
 	struct ptrvec list;		/* struct cause * */
+	struct strmap by_key;		/* key -> struct cause * (causes_find) */
 	int *of;			/* finding index -> cause index (-1: outside [first, end)) */
 	size_t nfindings;
 };

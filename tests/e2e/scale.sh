@@ -73,4 +73,34 @@ PY
 done
 scale --rc 0 "check: a torch/__init__.py of 5,000 and 20,000 preload calls" \
 	"$FX/torch5000" "$FX/torch20000" -- $ABISCOPE check {}
+# ---- distributions (pyenv/dist.c, the duplicate metadata check, causes and
+# advice): many projects, and many metadata folders of one project
+mkdists() {	# mkdists DIR N SAME: N .dist-info folders, all of one name when SAME=1
+	python3 - "$@" <<'PY'
+import os, sys
+sp, n, same = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+for i in range(n):
+    name = "same" if same else "p%d" % i
+    d = os.path.join(sp, "%s-%d.0.dist-info" % (name, i))
+    os.makedirs(d)
+    open(d + "/METADATA", "w").write("Metadata-Version: 2.1\nName: %s\nVersion: %d.0\n" % (name, i))
+    open(d + "/RECORD", "w").write("%s/__init__.py,,\n%s-%d.0.dist-info/RECORD,,\n" % (name, name, i))
+PY
+}
+for n in 2500 10000; do
+	make_env "$FX/dists$n"
+	mkdists "$FX/dists$n/lib/python3.11/site-packages" $n 0
+done
+scale --rc 0 "check: 2,500 and 10,000 distributions (each with a RECORD that does not match)" \
+	"$FX/dists2500" "$FX/dists10000" -- $ABISCOPE check {}
+rm -rf "$FX/dists2500" "$FX/dists10000"
+for n in 500 2000; do
+	make_env "$FX/same$n"
+	mkdists "$FX/same$n/lib/python3.11/site-packages" $n 1
+done
+scale --rc 0 --out "$FX/same.json" "check --json: 500 and 2,000 metadata folders of one project" \
+	"$FX/same500" "$FX/same2000" -- $ABISCOPE check --json {}
+expect_eq "$(jq_py "[len(f['dist_infos']) for f in j['findings'] if f['id'] == 'duplicate-dist-info']" <"$FX/same.json")" \
+	"[2000]" "check: one duplicate-dist-info finding for the project, listing its 2,000 folders (not one per pair)"
+rm -rf "$FX/same500" "$FX/same2000"
 finish
