@@ -780,8 +780,13 @@ static struct finding *convert(struct conv *c, const struct failure *fl, bool fi
 											: NULL;
 		const char *reason = fl->dlerror ? strrchr(fl->dlerror, ':') : NULL;
 		(void)reason;
-		finding_title(L, f, "%s stops the search for %s: %s", fl->path, fl->name,
-			      what ? what : (fl->dlerror ? fl->dlerror + strlen(fl->path) + 2 : "invalid"));
+		/* a path asked for itself (an extension module Python imports): no search to stop */
+		bool by_path = fl->name && strchr(fl->name, '/') && !fl->trace;
+		const char *why = what ? what : (fl->dlerror ? fl->dlerror + strlen(fl->path) + 2 : "invalid");
+		if (by_path)
+			finding_title(L, f, "%s is no loadable ELF object: %s", fl->path, why);
+		else
+			finding_title(L, f, "%s stops the search for %s: %s", fl->path, fl->name, why);
 		val_set_str(a, f->fields, "path", fl->path);
 		val_set_str(a, f->fields, "library", fl->name);
 		val_set_str(a, f->fields, "reason", fl->dlerror ? fl->dlerror + MIN(strlen(fl->dlerror), strlen(fl->path) + 2) : NULL);
@@ -793,8 +798,12 @@ static struct finding *convert(struct conv *c, const struct failure *fl, bool fi
 		}
 		if (block)
 			finding_line(L, f, "the real loader would block forever reading it; abiscope did not read it");
-		finding_fix(L, f, "remove or rename %s, or put the directory of the real %s before it",
-			    fl->path, fl->name);
+		if (by_path && !block)
+			finding_fix(L, f, "the file is damaged (emptied, text, or a link stored as a file: an "
+					  "interrupted or broken install?): reinstall the package it belongs to");
+		else
+			finding_fix(L, f, "remove or rename %s, or put the directory of the real %s before it",
+				    fl->path, fl->name);
 		break;
 	}
 	case FAIL_CANNOT_LOAD:

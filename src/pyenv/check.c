@@ -1047,12 +1047,9 @@ static void broken_extensions(struct check_ctx *x)
 {
 	struct scan *s = x->s;
 	struct env_check *c = x->c;
-	const char *suffix = c->env.ext_suffix;
 	for (size_t i = 0; i < c->inv.broken.n; i++) {
 		const struct inv_broken *b = c->inv.broken.item[i];
-		const char *name = path_basename(b->path);
-		if (!(suffix && str_ends(name, suffix)) && !str_ends(name, ".abi3.so") &&
-		    !(c->env.kind == PYENV_PLAIN && str_ends(name, ".so")))
+		if (!inventory_module_file(&c->env, path_basename(b->path)))
 			continue;
 		if (x->o->nfocus && !in_focus(x->o, b->path))
 			continue;

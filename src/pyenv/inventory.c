@@ -24,6 +24,12 @@ bool object_is_extension(const struct object *o, const char *stem)
 	return false;
 }
 
+bool inventory_module_file(const struct pyenv *e, const char *name)
+{
+	return (e->ext_suffix && str_ends(name, e->ext_suffix)) || str_ends(name, ".abi3.so") ||
+	       (e->kind == PYENV_PLAIN && str_ends(name, ".so"));
+}
+
 static bool shared_object_name(const char *name)
 {
 	if (str_ends(name, ".so"))
@@ -86,7 +92,7 @@ static void consider_file(struct walker *w, const char *path, const char *name)
 		note_broken(w, path, arena_strdup(&s->arena, o->diag.msg));
 		return;
 	}
-	if (o->kind != OBJ_ELF)
+	if (o->kind != OBJ_ELF && !inventory_module_file(w->e, name))
 		return;
 	char key[32];
 	snprintf(key, sizeof key, "%p", (void *)o);
@@ -107,7 +113,7 @@ static void consider_file(struct walker *w, const char *path, const char *name)
 		io->package = slash ? arena_strndup(&s->arena, rel, (size_t)(slash - rel)) : NULL;
 	}
 	const char *stem = pyenv_module_stem(&s->arena, name);
-	if (object_is_extension(o, stem)) {
+	if (object_is_extension(o, stem) || o->kind != OBJ_ELF) {
 		io->is_extension = true;
 		io->module = w->site ? pyenv_module_name(s, w->e, path, NULL) : stem;
 		if (!io->module)

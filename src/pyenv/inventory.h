@@ -56,4 +56,13 @@ struct inv_obj *inventory_entry(const struct inventory *inv, const struct object
 /* True when o exports PyInit_<stem>. */
 bool object_is_extension(const struct object *o, const char *stem);
 
+/* True when a file of this name is an extension module Python would
+ * import for e whatever its content: the interpreter's own suffix
+ * (".cpython-311-x86_64-linux-gnu.so"), ".abi3.so", or in a plain folder
+ * any ".so".  Such a file that is no ELF object (emptied by an interrupted
+ * install, text, a wheel's symbolic link installed as a file of its
+ * target's name) is inventoried as a module all the same: its import fails
+ * the way the loader refuses it ("file too short", "invalid ELF header"). */
+bool inventory_module_file(const struct pyenv *e, const char *name);
+
 #endif
