@@ -78,7 +78,7 @@ endif
 endif
 endif
 
-.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools devtools clean lint readme docs install uninstall wheel field field-fixes aarch64-oracle test-aarch64
+.PHONY: all test unit asan test-asan fuzz fuzz-run demo bench bench-tools bench-compare devtools clean lint readme docs install uninstall wheel field field-fixes aarch64-oracle test-aarch64
 
 all: abiscope
 
@@ -168,6 +168,13 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libabiscope.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libabiscope.a $(LDLIBS)
 
 bench-tools: $(BENCH_BIN)
+
+# abiscope on the real stacks (bench/run's bench-* field envs) against the
+# figures recorded in bench/figures.json: fails on a row over 1.5x their CPU
+# time.  Needs the envs (tests/field/build_envs.py bench-t2.15-vllm ...): not CI.
+bench-compare: all bench-tools
+	python3 bench/run --no-build --tools check-libs,check --compare bench/figures.json \
+		$(foreach e,bench-t2.15-vllm bench-t2.9-xformers bench-t2.10-stack bench-t2.9-te bench-tf-cuda,--corpus $(e))
 
 # Maintainer programs (tools/*.c: the torch ABI index builder's reader) link the library too.
 $(BUILD)/devtools/%: tools/%.c $(BUILD)/libabiscope.a

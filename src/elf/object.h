@@ -42,12 +42,7 @@ struct object {
 	bool vslots_done;
 	struct elf_vslot *vslot;
 	size_t nvslot;
-	/* the loader model's memory of binding this object (process.c) */
-	uint8_t lookup_clean;		/* 0 unknown, 1 elf_lookup_never_faults, 2 not */
-	uint8_t provider_rules;		/* the lookup rules ref_provider was made under */
-	struct object **ref_provider;	/* per reference: what it last bound to normally */
-	uint64_t scope_gen;		/* the relocation whose scopes scope_pos is in */
-	size_t scope_pos;
+	struct bind_memory *bind;	/* the loader model's memory of binding it (process.c) */
 };
 
 /* What the loader's open(O_RDONLY) + read() sees at a path. */
@@ -81,6 +76,8 @@ struct machine_view {
 	uint64_t page_size, hwcap, hwcap2;
 	bool page_size_assumed, hwcap_assumed;
 };
+
+struct bind_memory;
 
 struct objcache {
 	struct arena *arena;

@@ -9,6 +9,7 @@
  * (RESOLVE_MAP: which references are looked up, lazy JUMP_SLOTs).
  */
 #include "loader/internal.h"
+#include "loader/rebind.h"
 #include "loader/tunables.h"
 
 #include <errno.h>
@@ -842,54 +843,6 @@ static bool lookup_reloc(struct process *p, struct lmap *l, const struct elf_sym
 	return found;
 }
 
-/*
- * Bindings that need no lookup.  A reference that last bound normally (no
- * assumption, no assertion, no fault) to object P binds normally again in
- * any scopes where P is searched after nothing but "clean" maps: objects
- * where no lookup can fault (elf_lookup_never_faults) or assert (they have
- * version records, or glibc >= 2.41), or that lookups skip.  Whatever those
- * maps define, the reference binds without a failure, and a relocation
- * records nothing else about it.  Without this a library every extension
- * module of a package loads was looked up whole again for each module, in
- * scopes that differ only by the module (issue 25).
- */
-static bool map_clean(struct process *p, struct lmap *m)
-{
-	struct object *o = m->obj;
-	if (o->kind != OBJ_ELF || !o->elf_ok || !elf_has_hash_table(&o->elf))
-		return true;	/* lookup_symbol skips it */
-	if (!o->lookup_clean)
-		o->lookup_clean = elf_lookup_never_faults(&o->elf) ? 1 : 2;
-	if (o->lookup_clean != 1)
-		return false;
-	const struct elf_vslot *vs;
-	return object_vslots(p->oc, o, &vs) > 0 || ldso_glibc_at_least(&p->facts, 2, 41);
-}
-
-/* Stamps each object of the scopes with its first position (this
- * relocation's generation); returns how many leading maps are clean. */
-static size_t index_scopes(struct process *p, struct lmap **const *scopes, const size_t *scope_n, uint64_t gen)
-{
-	size_t k = 0, clean_end = SIZE_MAX;
-	for (int s = 0; s < 2; s++)
-		for (size_t i = 0; i < scope_n[s]; i++, k++) {
-			struct object *o = scopes[s][i]->obj;
-			if (o->scope_gen != gen) {
-				o->scope_gen = gen;
-				o->scope_pos = k;
-			}
-			if (clean_end == SIZE_MAX && !map_clean(p, scopes[s][i]))
-				clean_end = k;
-		}
-	return clean_end;
-}
-
-/* The rules check_match follows (bind.c): the glibc releases that change them. */
-static uint8_t lookup_rules(const struct process *p)
-{
-	return (uint8_t)(1 + ldso_glibc_at_least(&p->facts, 2, 41) + 2 * ldso_glibc_at_least(&p->facts, 2, 42));
-}
-
 struct tls_event {
 	uint32_t order;
 	uint8_t tls;	/* enum reloc_tls */
@@ -950,15 +903,13 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 	struct lmap **const scopes[2] = { l->deepbind ? sl : (struct lmap **)p->global.item,
 					  l->deepbind ? (struct lmap **)p->global.item : sl };
 	const size_t scope_n[2] = { l->deepbind ? nsl : p->global.n, l->deepbind ? p->global.n : nsl };
-	uint64_t gen = ++p->oc->scope_gen;
-	size_t clean_end = index_scopes(p, scopes, scope_n, gen);
-	if (!o->ref_provider && refs->n)
-		o->ref_provider = arena_calloc(p->oc->arena, refs->n, sizeof *o->ref_provider);
-	if (o->provider_rules != lookup_rules(p)) {
-		if (refs->n)
-			memset(o->ref_provider, 0, refs->n * sizeof *o->ref_provider);
-		o->provider_rules = lookup_rules(p);
-	}
+	struct rebind_scopes rs;
+	rebind_index(p, scopes, scope_n, &rs);
+	struct bind_memory *bm = rebind_memory(p, o, refs);
+	/* every reference binds as it did before (where no TLS relocation
+	 * takes a block as it goes) */
+	if (!stop->set && !(p->tls_by_reloc && !startup) && rebind_all(p, bm, refs, &rs))
+		return;
 	/* refs are in glibc's processing order, names and hashes decoded once
 	 * per object (symtab.h), so a rebind in another process is lookups only. */
 	for (size_t i = 0; i < refs->n; i++) {
@@ -967,16 +918,14 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 			break;
 		for (; next_self < nself && self[next_self].order <= r->order; next_self++)
 			tls_reloc(p, fails, l, l, self[next_self].tls);
-		const struct object *prev = o->ref_provider[i];
-		if (prev && prev->scope_gen == gen && prev->scope_pos < clean_end &&
-		    !(r->lookup_class & RELOC_CLASS_COPY) && !(r->tls && p->tls_by_reloc && !startup))
-			continue;	/* binds normally again (map_clean); a TLS one takes its block */
+		if (rebind_one(bm, i, r, &rs) && !(r->tls && p->tls_by_reloc && !startup))
+			continue;	/* binds normally again; a TLS one takes its block */
 		struct lookup_version ver;
 		bool hasver;
 		ref_version(ef, vs, nvs, r->symidx, &ver, &hasver);
 		struct lookup_result res;
 		bool found = lookup_reloc(p, l, r, hasver ? &ver : NULL, scopes, scope_n, &res);
-		o->ref_provider[i] = found && !res.fault && !res.assumed && !res.assert_crash ? res.map->obj : NULL;
+		rebind_record(bm, i, hasver, found && !res.fault && !res.assumed && !res.assert_crash ? res.map->obj : NULL);
 		if (res.fault) {
 			struct elf_fault ft;
 			memset(&ft, 0, sizeof ft);
