@@ -9,7 +9,7 @@
 #   make demo       builds the bundled demo environment and runs abiscope on it
 #   make bench      runs the benchmark script (see bench/README.md)
 #   make readme     regenerates README.md's generated blocks
-#   make wheel      builds dist/abiscope-VERSION-py3-none-manylinux_2_17_x86_64.whl
+#   make wheel      builds dist/abiscope-VERSION-py3-none-manylinux_2_17_{x86_64,aarch64}.whl
 #   make install    installs the binary, man pages and bash/zsh completion
 #                   under $(DESTDIR)$(PREFIX) (default /usr/local)
 #   make test-aarch64  compares abiscope with the real aarch64 loader under qemu

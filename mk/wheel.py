@@ -79,9 +79,14 @@ SHARE = [("man1", "share/man/man1"), ("bash-completion", "share/bash-completion/
 
 
 def project_urls():
-    """The public home of the checkout: WHEEL_PROJECT_URL, else an https (or
-    git@host:) origin remote; none for a local clone."""
+    """The public home of the checkout: WHEEL_PROJECT_URL, else the project
+    of a GitHub Actions or GitLab CI job, else an https (or git@host:)
+    origin remote; none for a local clone."""
     url = os.environ.get("WHEEL_PROJECT_URL", "")
+    if not url and os.environ.get("GITHUB_SERVER_URL") and os.environ.get("GITHUB_REPOSITORY"):
+        url = os.environ["GITHUB_SERVER_URL"] + "/" + os.environ["GITHUB_REPOSITORY"]
+    if not url:
+        url = os.environ.get("CI_PROJECT_URL", "")  # GitLab CI
     if not url:
         try:
             url = subprocess.run(["git", "-C", TOP, "remote", "get-url", "origin"], capture_output=True,

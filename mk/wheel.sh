@@ -53,6 +53,10 @@ run() {
 host=$(uname -m)
 debarch() { case $1 in x86_64) echo amd64 ;; aarch64) echo arm64 ;; *) fail "no wheel for machine $1" ;; esac; }
 for arch in $ARCHES; do debarch "$arch" >/dev/null; done
+# the man pages are printed by a binary that runs here: this machine's is
+# built even when no wheel of it is asked for
+BUILD_ARCHES=$ARCHES
+case " $ARCHES " in *" $host "*) ;; *) BUILD_ARCHES="$host $ARCHES" ;; esac
 
 # 1. zig, and what checks the wheels
 step "zig ($ZIGLANG), $AUDITWHEEL, $CHECKERS from PyPI in $W/venv"
@@ -61,7 +65,7 @@ step "zig ($ZIGLANG), $AUDITWHEEL, $CHECKERS from PyPI in $W/venv"
 	# shellcheck disable=SC2086 # CHECKERS are words
 	run "$W/venv/bin/pip" install -q --disable-pip-version-check "$ZIGLANG" "$AUDITWHEEL" $CHECKERS
 mkdir -p "$W/bin"
-for arch in $ARCHES; do
+for arch in $BUILD_ARCHES; do
 	for tool in cc ar ranlib; do
 		case $tool in cc) args="cc -target $arch-linux-gnu.2.17" ;; *) args=$tool ;; esac
 		printf '#!/bin/sh\nexec "%s" -m ziglang %s "$@"\n' "$W/venv/bin/python" "$args" >"$W/bin/$arch-$tool"
@@ -176,8 +180,7 @@ srcdir() { ls -d "$src/$1"-*/ | head -1; }
 
 # 3. per machine: the libraries, the demangler, abiscope, the wheel
 mkdir -p "$top/dist"
-docs_made=
-for arch in $ARCHES; do
+for arch in $BUILD_ARCHES; do
 	A=$W/$arch
 	prefix=$A/prefix
 	cc=$W/bin/$arch-cc
@@ -242,12 +245,8 @@ for arch in $ARCHES; do
 		EXTRA_CFLAGS="-isystem $prefix/include" EXTRA_LDFLAGS="-s" \
 		LDLIBS_BASE="$prefix/lib/libzip.a $prefix/lib/libjansson.a $prefix/lib/libz.a $A/cp-demangle.o -lpthread -ldl" \
 		"$A/obj/abiscope/abiscope"
-	if [ "$arch" = "$host" ]; then
-		run sh "$top/mk/docs.sh" "$A/obj/abiscope/abiscope" "$W/share"
-		docs_made=1
-	fi
+	[ "$arch" != "$host" ] || run sh "$top/mk/docs.sh" "$A/obj/abiscope/abiscope" "$W/share"
 done
-[ -n "$docs_made" ] || fail "no wheel for this machine ($host) among WHEEL_ARCHES=$ARCHES: nothing to print the man pages"
 gcc_copyright=/usr/share/doc/libstdc++-$gcc_major-dev/copyright
 [ -f "$gcc_copyright" ] || gcc_copyright=/usr/share/doc/gcc-$gcc_major-base/copyright
 [ -f "$gcc_copyright" ] || fail "no copyright file of GCC $gcc_major's libstdc++ (/usr/share/doc/libstdc++-$gcc_major-dev)"

@@ -3,8 +3,8 @@
 # Ansible for real against hosts that are this machine
 # (ansible_connection=local; skipped when ansible is not installed), and the
 # Kubernetes manifests: their container commands run the way the container
-# runs them, the manifests validated offline against the Kubernetes API
-# schemas (kubernetes-validate from PyPI, installed into
+# runs them (in the image itself: container.sh), the manifests validated
+# offline against the Kubernetes API schemas (kubernetes-validate from PyPI, installed into
 # $BUILD/pip-kubernetes-validate; skipped when it cannot be).  Slurm, ssh,
 # pdsh and Ansible over ssh run on real daemons in fleet_slurm.sh and
 # fleet_ssh.sh.
@@ -33,7 +33,9 @@ for m in k8s-daemonset k8s-job; do
 	expect_contains "$cmd" "abiscope snapshot" "$m: its container runs abiscope snapshot"
 	mkdir -p "$FX/$m/out" "$FX/$m/host"
 	# /host is this machine's root (the node's, mounted), /out a folder
-	run=$(printf '%s' "$cmd" | sed -e "s#/out/#$FX/$m/out/#g" -e 's# && sleep infinity##' -e "s#--root /host#--root /#")
+	# /tools/abiscope: the binary the job's init container copies in
+	run=$(printf '%s' "$cmd" | sed -e "s#/out/#$FX/$m/out/#g" -e 's# && sleep infinity##' -e "s#--root /host#--root /#" \
+		-e 's#^/tools/abiscope #abiscope #')
 	NODE_NAME=kn1 LABEL=img ENV=$ENV PATH=$P sh -c "$run" >"$FX/$m.txt" 2>&1
 	expect_eq "$?:$(count "$FX/$m/out")" "0:1" "$m: the command writes its snapshot to the volume"
 done

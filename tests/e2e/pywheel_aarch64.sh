@@ -31,7 +31,10 @@ if [ -z "${PYWHEEL_AARCH64_INNER:-}" ]; then
 	[ -z "$(find "$TOP/src" "$TOP/data" -newer "$whl" -type f | head -1)" ] ||
 		skip "$(basename "$whl") is older than src/: run make wheel again"
 	command -v qemu-aarch64-static >/dev/null 2>&1 || skip "no qemu-aarch64-static (Debian's qemu-user-static)"
-	py=$(cd "$ARM_ROOT/usr/bin" 2>/dev/null && ls python3.[0-9]* 2>/dev/null | grep -E '^python3\.[0-9]+$' | head -1)
+	py=
+	for p in "$ARM_ROOT"/usr/bin/python3.[0-9]*; do
+		case ${p##*/} in python3.[0-9] | python3.[0-9][0-9]) py=${p##*/} && break ;; esac
+	done
 	[ -n "$py" ] || skip "no arm64 root with a python3 at ARM_ROOT=$ARM_ROOT (../shared/aarch64-oracle/setup.sh makes one)"
 	[ "$(id -u)" = 0 ] || skip "needs root (a mount namespace, an overlay, chroot)"
 	pipwhl=$(ls /usr/share/python-wheels/pip-*.whl 2>/dev/null | tail -1)
