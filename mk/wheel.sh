@@ -4,16 +4,16 @@
 # of that machine with glibc 2.17 or later (RHEL 7+, Ubuntu 18.04+), with no
 # shared library beyond glibc's own.
 #
-#   1. zig (PyPI's ziglang) and auditwheel in a venv: zig's clang targets
-#      ARCH-linux-gnu.2.17, linking against glibc 2.17's symbol versions.  It
-#      links C only: no libc++ (building it took zig 25 of the 34 minutes).
-#   2. Through a private apt configuration made from the system's sources
+#   1. Through a private apt configuration made from the system's sources
 #      (no root, no change to /etc/apt): zlib, jansson and libzip from their
 #      source packages (apt-get source), and for another machine than this
 #      one, GCC's libstdc++ for it (libstdc++-N-dev-DEBARCH-cross, a .deb
-#      opened, not installed).  A source that fails (a 404) is reported and
-#      the next tried: the package's other versions, then the distribution's
-#      main archive.
+#      opened, not installed).  A source that fails (a 404) is named on
+#      stderr and the next tried: the package's other versions, then the
+#      distribution's main archive alone.  (WHEEL_ONLY=sources stops here.)
+#   2. zig (PyPI's ziglang) and auditwheel in a venv: zig's clang targets
+#      ARCH-linux-gnu.2.17, linking against glibc 2.17's symbol versions.  It
+#      links C only: no libc++ (building it took zig 25 of the 34 minutes).
 #   3. Per ARCH: the three libraries as static archives; libstdc++'s
 #      demangler alone, cp-demangle.o taken out of libstdc++.a (this
 #      machine's for its own ARCH: the very code behind the native build's
@@ -58,22 +58,7 @@ for arch in $ARCHES; do debarch "$arch" >/dev/null; done
 BUILD_ARCHES=$ARCHES
 case " $ARCHES " in *" $host "*) ;; *) BUILD_ARCHES="$host $ARCHES" ;; esac
 
-# 1. zig, and what checks the wheels
-step "zig ($ZIGLANG), $AUDITWHEEL, $CHECKERS from PyPI in $W/venv"
-[ -x "$W/venv/bin/python" ] || run "$PYTHON" -m venv "$W/venv"
-"$W/venv/bin/python" -c 'import ziglang, auditwheel, packaging.licenses, trove_classifiers' 2>/dev/null ||
-	# shellcheck disable=SC2086 # CHECKERS are words
-	run "$W/venv/bin/pip" install -q --disable-pip-version-check "$ZIGLANG" "$AUDITWHEEL" $CHECKERS
-mkdir -p "$W/bin"
-for arch in $BUILD_ARCHES; do
-	for tool in cc ar ranlib; do
-		case $tool in cc) args="cc -target $arch-linux-gnu.2.17" ;; *) args=$tool ;; esac
-		printf '#!/bin/sh\nexec "%s" -m ziglang %s "$@"\n' "$W/venv/bin/python" "$args" >"$W/bin/$arch-$tool"
-		chmod +x "$W/bin/$arch-$tool"
-	done
-done
-
-# 2. sources and cross libraries through a private apt configuration: first
+# 1. sources and cross libraries through a private apt configuration: first
 # the system's sources (each deb or deb-src line as both kinds), then, for
 # what they fail to give, the distribution's main archive alone.
 gcc_major=$(${HOSTCC:-gcc} -dumpversion | cut -d. -f1)
@@ -177,6 +162,22 @@ for pkg in zlib jansson libzip; do
 	fetch source "$pkg"
 done
 srcdir() { ls -d "$src/$1"-*/ | head -1; }
+[ "${WHEEL_ONLY:-}" != sources ] || exit 0
+
+# 2. zig, and what checks the wheels
+step "zig ($ZIGLANG), $AUDITWHEEL, $CHECKERS from PyPI in $W/venv"
+[ -x "$W/venv/bin/python" ] || run "$PYTHON" -m venv "$W/venv"
+"$W/venv/bin/python" -c 'import ziglang, auditwheel, packaging.licenses, trove_classifiers' 2>/dev/null ||
+	# shellcheck disable=SC2086 # CHECKERS are words
+	run "$W/venv/bin/pip" install -q --disable-pip-version-check "$ZIGLANG" "$AUDITWHEEL" $CHECKERS
+mkdir -p "$W/bin"
+for arch in $BUILD_ARCHES; do
+	for tool in cc ar ranlib; do
+		case $tool in cc) args="cc -target $arch-linux-gnu.2.17" ;; *) args=$tool ;; esac
+		printf '#!/bin/sh\nexec "%s" -m ziglang %s "$@"\n' "$W/venv/bin/python" "$args" >"$W/bin/$arch-$tool"
+		chmod +x "$W/bin/$arch-$tool"
+	done
+done
 
 # 3. per machine: the libraries, the demangler, abiscope, the wheel
 mkdir -p "$top/dist"

@@ -1,0 +1,54 @@
+#!/bin/sh
+# make wheel's source packages when an apt source answers 404: a local
+# deb-src repository (python's http.server on 127.0.0.1) lists a zlib newer
+# than Debian's whose files are not there; mk/wheel.sh (WHEEL_ONLY=sources:
+# the apt step alone) names the 404 on stderr, not only in build.log, and
+# falls back to the next version, from the system's sources.  Needs the
+# network to Debian's archive (SKIP when its lists cannot be fetched).
+. "$(dirname "$0")/lib.sh"
+fixture_dir wheel_sources
+command -v apt-get >/dev/null 2>&1 || { echo "ok - wheel sources # SKIP no apt-get"; exit 0; }
+command -v dpkg-source >/dev/null 2>&1 || { echo "ok - wheel sources # SKIP no dpkg-source (dpkg-dev)"; exit 0; }
+mkdir -p "$FX/repo"
+cat >"$FX/repo/Sources" <<'EOF'
+Package: zlib
+Binary: zlib1g
+Version: 1:9.9-1
+Maintainer: nobody <nobody@example.org>
+Architecture: any
+Format: 3.0 (quilt)
+Directory: pool/z/zlib
+Files:
+ d41d8cd98f00b204e9800998ecf8427e 100 zlib_9.9-1.dsc
+Checksums-Sha256:
+ e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 100 zlib_9.9-1.dsc
+
+EOF
+python3 - "$FX/repo" <<'EOF'
+import email.utils, hashlib, os, sys
+d = sys.argv[1]
+data = open(os.path.join(d, "Sources"), "rb").read()
+with open(os.path.join(d, "Release"), "w") as f:
+    f.write("Origin: test\nLabel: test\nSuite: test\nCodename: test\nDate: %s\nSHA256:\n %s %d Sources\n"
+            % (email.utils.formatdate(usegmt=True), hashlib.sha256(data).hexdigest(), len(data)))
+EOF
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 --directory "$FX/repo" "$port" >"$FX/http.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null' EXIT
+sleep 1
+WHEEL_ONLY=sources WHEEL_BUILD=$FX/w WHEEL_APT_SOURCES="deb-src [trusted=yes] http://127.0.0.1:$port/ ./" \
+	sh "$TOP/mk/wheel.sh" >"$FX/out.txt" 2>"$FX/err.txt"
+rc=$?
+if [ "$rc" != 0 ] && grep -q 'apt-get update: Err.*deb.debian.org' "$FX/err.txt"; then
+	echo "ok - wheel sources # SKIP Debian's archive is not reachable: $(grep -m1 'apt-get update' "$FX/err.txt")"
+	exit 0
+fi
+expect_eq "$rc" 0 "mk/wheel.sh gets the sources although one apt source answers 404"
+expect_contains "$(cat "$FX/err.txt")" "WHEEL apt-get source zlib=1:9.9-1 failed: Err:" \
+	"the failing version is named on stderr"
+expect_contains "$(grep 'zlib=1:9.9-1' "$FX/err.txt")" "404" "with the 404 itself: $(grep -m1 'zlib=1:9.9-1' "$FX/err.txt")"
+expect_eq "$(cd "$FX/w/src" && ls -d zlib-1.* jansson-* libzip-* 2>/dev/null | wc -l)" 3 \
+	"zlib (from the next version, $(cd "$FX/w/src" && ls -d zlib-1.*)), jansson and libzip are unpacked"
+expect_eq "$(grep -c 'GET /pool/z/zlib/zlib_9.9-1.dsc' "$FX/http.log")" 1 "the local source was asked for the .dsc it lists"
+finish
