@@ -69,7 +69,7 @@ static bool read_list(void *ctx, const char *name, enum fs_kind kind, bool is_li
 			ours = str_starts(p, e->site[i]);
 		if (ours) {
 			if (!pkg) {
-				char *colon = strchr(name, ':');	/* "python3-yaml:amd64.list" */
+				const char *colon = strchr(name, ':');	/* "python3-yaml:amd64.list" */
 				pkg = arena_strndup(&a->s->arena, name, colon ? (size_t)(colon - name) : n - 5);
 			}
 			strmap_put(&a->s->arena, &a->owner.by_path, arena_strdup(&a->s->arena, p), (void *)pkg);
