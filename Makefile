@@ -43,7 +43,7 @@ LIB_SRC := $(sort $(wildcard src/*.c src/core/*.c src/elf/*.c src/loader/*.c src
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
-DEPS    := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+DEPFILES := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -222,7 +222,7 @@ clean:
 $(BUILD)/src/pyenv/providers.o: data/pyenv/providers.tsv
 $(BUILD)/src/cxx/torchabi.o: data/torch/abi.idx
 
--include $(DEPS)
+-include $(DEPFILES)
 
 # The aarch64 oracle (tests/diff/aarch64.py, docs/aarch64.md): Debian 12 and
 # 13 arm64 roots and the unpacked aarch64 cross gcc under $(ABISCOPE_ARM_DIR)
