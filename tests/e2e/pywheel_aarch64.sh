@@ -124,6 +124,26 @@ set -- "check --json --root $R --libraries /usr/lib/aarch64-linux-gnu" \
 	"check --libraries -v --host $FX/cxx.json.gz" \
 	"torch-compat --releases" "help --man check" "completion bash"
 [ -f "$x86whl" ] && set -- "$@" "wheel --json --root $R --env /opt/venv $x86whl"
+# what a binary running on aarch64 knows of its own machine and the x86_64
+# build assumes of an aarch64 root: its AT_PAGESZ and AT_HWCAP (the
+# assumptions list says so); all else must be the same
+neutral() {
+	python3 - "$1" <<'EOF'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except ValueError:
+    sys.exit(0)
+def walk(x):
+    if isinstance(x, dict):
+        return {k: walk(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [walk(v) for v in x if not (isinstance(v, str) and v.startswith(
+            ("page size assumed to be", "AT_HWCAP assumed")))]
+    return x
+json.dump(walk(d), open(sys.argv[1], "w"), indent=2)
+EOF
+}
 for args in "$@"; do
 	# shellcheck disable=SC2086 # the arguments are words
 	"$ABISCOPE" $args >"$FX/x86.out" 2>&1
@@ -131,6 +151,8 @@ for args in "$@"; do
 	# shellcheck disable=SC2086
 	arm $args >"$FX/arm.out" 2>&1
 	got=$?
+	neutral "$FX/x86.out"
+	neutral "$FX/arm.out"
 	name=$(echo "$args" | sed -e "s#$R#ROOT#g" -e "s#$FX/##g" -e "s#$TOP/##g" | cut -c1-110)
 	if [ "$got" = "$want" ] && cmp -s "$FX/x86.out" "$FX/arm.out"; then
 		pass "abiscope $name: the aarch64 wheel's binary prints what this build prints, exit $got"
@@ -139,6 +161,13 @@ for args in "$@"; do
 			"exit $got, want $want" "$(diff "$FX/x86.out" "$FX/arm.out" | head -10)"
 	fi
 done
+# and those are what it reads on aarch64, not assumptions
+arm why --json --root "$R" --process "/usr/bin/$py" libstdc++.so.6 >"$FX/arm-why.json" 2>&1
+"$ABISCOPE" why --json --root "$R" --process "/usr/bin/$py" libstdc++.so.6 >"$FX/x86-why.json" 2>&1
+expect_eq "$(jq_py 'len([a for a in j.get("assumptions", []) if a.startswith(("page size assumed", "AT_HWCAP assumed"))])' \
+	<"$FX/arm-why.json"):$(jq_py 'len([a for a in j.get("assumptions", []) if a.startswith(("page size assumed", "AT_HWCAP assumed"))])' \
+	<"$FX/x86-why.json")" "0:2" \
+	"on aarch64 the binary reads its AT_PAGESZ and AT_HWCAP; the x86_64 build says it assumes them"
 # across machines: this build's check --host of the snapshot the aarch64
 # abiscope made in the root is the check it gives there
 inroot /opt/venv/bin/abiscope check --json /opt/venv >"$FX/there.json" 2>&1
