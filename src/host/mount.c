@@ -106,10 +106,13 @@ void snapshot_mount(struct scan *s, struct snapshot *snap)
 	/* the described machine's kernel, not this one's: objects are parsed
 	 * with its page size (an old snapshot: assumed, and noted) */
 	s->objs.given.machine = snap->machine;
-	s->objs.given.page_size = snap->page_size;
-	s->objs.given.hwcap_set = snap->hwcap_known;
-	s->objs.given.hwcap = snap->hwcap;
-	s->objs.given.hwcap2 = snap->hwcap2;
+	if (snap->page_size)	/* else --page-size, if given, stands */
+		s->objs.given.page_size = snap->page_size;
+	if (snap->hwcap_known) {
+		s->objs.given.hwcap_set = true;
+		s->objs.given.hwcap = snap->hwcap;
+		s->objs.given.hwcap2 = snap->hwcap2;
+	}
 }
 
 static uint32_t hwcaps_priority(void *ctx, const char *name)

@@ -96,6 +96,15 @@ expect_contains "$(cat "$FX/placed.txt")" "1 root cause" "check --host: one root
 expect_contains "$(cat "$FX/placed.txt")" "error[wrong-elf] $SP/pkg/$MOD is ELFCLASS64 aarch64, the process is ELFCLASS64" \
 	"check --host: the cause is the machine, in one line"
 
+# ---- Debian's python3.11 without python3-minimal's python3 link (the arm64
+# oracle root's layout): the prefix's pythonX.Y is its interpreter
+P=$FX/pfx
+mkdir -p "$P/usr/bin" "$P/usr/lib/python3.11" "$P/usr/local/lib/python3.11/dist-packages/pkg"
+cp "$pybin" "$P/usr/bin/python3.11"
+cp "$SP/pkg/$MOD" "$SP/pkg/__init__.py" "$P/usr/local/lib/python3.11/dist-packages/pkg/"
+expect_eq "$($ABISCOPE check --json --no-driver --root "$P" /usr | jq_py "j['environments'][0]['python'], j['environments'][0]['interpreter_problem']")" \
+	"/usr/bin/python3.11 None" "a prefix with only bin/python3.11: that is its interpreter"
+
 # ---- a host of another machine: diff and fleet say so first, and compare no symbols
 ARM=${ARM_DIR:-/var/tmp/aarch64-oracle}/root
 if [ -x "$ARM/usr/bin/python3.11" ] && $ABISCOPE snapshot --root "$ARM" --label arm --no-driver -o "$FX/arm.json" \
