@@ -18,8 +18,27 @@ void scan_init_where(struct scan *s, const struct scan_where *w)
 
 void scan_release(struct scan *s)
 {
-	objcache_release(&s->objs);
+	if (s->objs_of)
+		scan_return_objects(s);
+	else
+		objcache_release(&s->objs);
 	arena_release(&s->arena);
+}
+
+void scan_borrow_objects(struct scan *s, struct scan *from)
+{
+	objcache_release(&s->objs);	/* its own, still empty */
+	s->objs = from->objs;		/* allocates from from's arena, reads from's fs */
+	s->objs_of = from;
+}
+
+void scan_return_objects(struct scan *s)
+{
+	if (!s->objs_of)
+		return;
+	s->objs_of->objs = s->objs;	/* with what this scan added */
+	memset(&s->objs, 0, sizeof s->objs);
+	s->objs_of = NULL;
 }
 
 void scan_report(struct scan *s, const char *what, const char *item, size_t done, size_t total)

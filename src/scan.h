@@ -36,6 +36,7 @@ struct scan {
 	struct torchabi *torchabi;	/* the torch ABI index, decoded on first use (cxx/torchabi.h) */
 	scan_progress_fn progress;	/* NULL: nobody listens */
 	void *progress_ctx;
+	struct scan *objs_of;		/* scan_borrow_objects: whose object cache objs is */
 };
 
 /* Tells the listener, if any (see struct scan_progress). */
@@ -58,5 +59,13 @@ struct scan_where {
 };
 void scan_init_where(struct scan *s, const struct scan_where *w);
 void scan_release(struct scan *s);
+
+/* A second scan of the same files (same root) as `from`, which must not be
+ * used until scan_return_objects(s): s works in from's object cache, so
+ * every object parsed, its references decoded and its bindings remembered
+ * by the first are there for the second.  The results are the same as from
+ * a fresh scan; the files are read once. */
+void scan_borrow_objects(struct scan *s, struct scan *from);
+void scan_return_objects(struct scan *s);
 
 #endif

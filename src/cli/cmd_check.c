@@ -931,12 +931,14 @@ int cmd_check(int argc, char **argv)
 		struct check_options o2 = o.opt;
 		o2.assume_driver = true;
 		scan_init_where(&s2, &o.where);
+		scan_borrow_objects(&s2, &s);	/* the same files: parsed once */
 		modelled = true;
 		s2.progress = s.progress;
 		s2.progress_ctx = s.progress_ctx;
 		if (run_envs(&s2, &o, &o2, &drv) != 0)
 			drv.failed_to_run = true;
 		progress_end(&prog, &s2);
+		scan_return_objects(&s2);
 	}
 	progress_end(&prog, &s);
 	int code = here.code;
