@@ -221,6 +221,7 @@ clean:
 # Objects that embed a data file with .incbin
 $(BUILD)/src/pyenv/providers.o: data/pyenv/providers.tsv
 $(BUILD)/src/cxx/torchabi.o: data/torch/abi.idx
+$(BUILD)/src/advice/pins.o: data/torch/pins.tsv
 
 -include $(DEPFILES)
 

@@ -11,87 +11,12 @@
 
 /* ---- who may change the files ---- */
 
-/* PEP 668: a distribution's Python marks its stdlib folder; a venv or a
- * conda environment is the user's own, whatever its base is. */
-static void owner_init(struct advice *a)
-{
-	const struct pyenv *e = &a->c->env;
-	if (e->kind == PYENV_VENV || e->kind == PYENV_CONDA || e->kind == PYENV_PLAIN || !e->py_major)
-		return;
-	const char *stdlib = NULL;
-	char dir[PATH_MAX];
-	if (e->dynload) {
-		path_dirname(e->dynload, dir, sizeof dir);
-		stdlib = arena_strdup(&a->s->arena, dir);
-	} else if (e->root) {
-		stdlib = arena_printf(&a->s->arena, "%s/lib/python%d.%d", e->root, e->py_major, e->py_minor);
-	}
-	if (!stdlib)
-		return;
-	const char *marker = arena_printf(&a->s->arena, "%s/EXTERNALLY-MANAGED", stdlib);
-	struct fs_stat st;
-	fs_stat(&a->s->fs, marker, &st);
-	if (st.kind == FS_REGULAR) {
-		a->owner.externally_managed = true;
-		a->owner.marker = marker;
-	}
-}
-
-struct list_scan {
-	struct advice *a;
-	const char *dir;
-};
-
-/* One dpkg file list: the paths under the environment's site directories. */
-static bool read_list(void *ctx, const char *name, enum fs_kind kind, bool is_link)
-{
-	struct list_scan *ls = ctx;
-	struct advice *a = ls->a;
-	(void)is_link;
-	size_t n = strlen(name);
-	if (kind != FS_REGULAR || n < 6 || strcmp(name + n - 5, ".list") != 0)
-		return true;
-	char *text;
-	size_t len;
-	struct diag d;
-	diag_clear(&d);
-	if (fs_read_small(&a->s->fs, arena_printf(&a->s->arena, "%s/%s", ls->dir, name), 64u << 20, &text, &len,
-			  &d) != ST_OK)
-		return true;
-	const char *pkg = NULL;
-	const struct pyenv *e = &a->c->env;
-	for (char *p = text; p < text + len;) {
-		char *nl = memchr(p, '\n', (size_t)(text + len - p));
-		char *le = nl ? nl : text + len;
-		*le = '\0';
-		bool ours = false;
-		for (size_t i = 0; i < e->nsite && !ours; i++)
-			ours = str_starts(p, e->site[i]);
-		if (ours) {
-			if (!pkg) {
-				const char *colon = strchr(name, ':');	/* "python3-yaml:amd64.list" */
-				pkg = arena_strndup(&a->s->arena, name, colon ? (size_t)(colon - name) : n - 5);
-			}
-			strmap_put(&a->s->arena, &a->owner.by_path, arena_strdup(&a->s->arena, p), (void *)pkg);
-		}
-		p = le + 1;
-	}
-	free(text);
-	return true;
-}
-
 const char *advice_system_owner(struct advice *a, const char *path)
 {
-	if (!a->owner.lists_read) {
-		a->owner.lists_read = true;
-		struct list_scan ls = { a, "/var/lib/dpkg/info" };
-		const struct pyenv *e = &a->c->env;
-		/* a venv's files are pip's; only a system prefix has a manager's */
-		if (e->kind != PYENV_VENV && e->kind != PYENV_CONDA &&
-		    fs_list_dir(&a->s->fs, ls.dir, read_list, &ls))
-			a->owner.manager = "dpkg";
-	}
-	return path ? strmap_get(&a->owner.by_path, path) : NULL;
+	const struct pyenv *e = &a->c->env;
+	if (e->kind != PYENV_PREFIX && e->kind != PYENV_SITE)
+		return NULL;	/* a venv's files are pip's; only a system prefix has a manager's */
+	return sysowner_of(a->s, &a->c->sysowner, e, path);
 }
 
 /* ---- pins: what the installed environment asks for ---- */
@@ -115,7 +40,23 @@ static const struct dist *installed(const struct advice *a, const char *norm)
  * ==13.0.88.*), then any other installed distribution's.  *by names who
  * pins it.  NULL when nothing installed does.
  */
+static const char *installed_pin(struct advice *a, const char *norm, const char **by);
+
+/* Memoised per name: a missing library is often named by every module of a package. */
 const char *advice_installed_pin(struct advice *a, const char *norm, const char **by)
+{
+	const char *const *hit = strmap_get(&a->pins_seen, norm);
+	if (!hit) {
+		const char **v = arena_calloc(&a->s->arena, 2, sizeof *v);
+		v[0] = installed_pin(a, norm, &v[1]);
+		strmap_put(&a->s->arena, &a->pins_seen, arena_strdup(&a->s->arena, norm), v);
+		hit = v;
+	}
+	*by = hit[1];
+	return hit[0];
+}
+
+static const char *installed_pin(struct advice *a, const char *norm, const char **by)
 {
 	struct arena *ar = &a->s->arena;
 	struct marker_env me = marker_env_of(a, NULL);
@@ -156,10 +97,29 @@ const char *advice_installed_pin(struct advice *a, const char *norm, const char 
 
 /* ---- building actions within the rules ---- */
 
+/* The interpreter pip acts for: a venv's or conda environment's own
+ * bin/python (its site-packages; the ELF it links to is the base's), else
+ * the environment's interpreter. */
+const char *advice_python(struct advice *a)
+{
+	const struct pyenv *e = &a->c->env;
+	if ((e->kind == PYENV_VENV || e->kind == PYENV_CONDA) && e->root) {
+		static const char *const names[] = { "python", "python3" };
+		for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+			const char *p = arena_printf(&a->s->arena, "%s/bin/%s", e->root, names[i]);
+			struct fs_stat st;
+			fs_stat(&a->s->fs, p, &st);
+			if (st.kind == FS_REGULAR)
+				return p;
+		}
+	}
+	return e->python;
+}
+
 /* A pip action may be given: the interpreter is the user's to change. */
 static bool pip_allowed(const struct advice *a)
 {
-	return !a->owner.externally_managed && a->c->env.kind != PYENV_PLAIN;
+	return !a->c->externally_managed && a->c->env.kind != PYENV_PLAIN;
 }
 
 struct fix_action *advice_pip_install(struct advice *a, const char *req, bool no_deps, bool force)
@@ -167,7 +127,7 @@ struct fix_action *advice_pip_install(struct advice *a, const char *req, bool no
 	if (!pip_allowed(a))
 		return NULL;
 	struct fix_action *x = fix_action_new(&a->s->arena, FIX_PIP_INSTALL);
-	x->python = a->c->env.python;
+	x->python = advice_python(a);
 	x->no_deps = no_deps;
 	x->force_reinstall = force;
 	if (req)
@@ -194,7 +154,7 @@ static struct fix_action *remove_path(struct advice *a, const char *path)
 static struct fix_action *system_package(struct advice *a, const char *pkg)
 {
 	struct fix_action *x = fix_action_new(&a->s->arena, FIX_SYSTEM_PACKAGE);
-	x->manager = a->owner.manager ? a->owner.manager : "dpkg";
+	x->manager = a->c->sysowner.manager ? a->c->sysowner.manager : "dpkg";
 	fix_action_item(&a->s->arena, x, pkg);
 	return x;
 }
@@ -212,6 +172,22 @@ static const char *major_of(struct arena *ar, const char *v)
 static void not_installed(struct advice *a, struct finding *f)
 {
 	struct arena *ar = &a->s->arena;
+	const char *pkg = val_get_str(f->fields, "system_package");
+	if (pkg) {
+		add(a, f, system_package(a, pkg));
+		return;
+	}
+	const struct value *miss = val_get(f->fields, "requires_missing");
+	if (miss && miss->kind == VAL_ARR && miss->u.list.n) {
+		struct fix_action *x = advice_pip_install(a, NULL, false, false);
+		for (size_t i = 0; x && i < miss->u.list.n; i++)
+			fix_action_item(ar, x, miss->u.list.item[i]->u.s);
+		add(a, f, x);
+		if (x)
+			finding_fix(&a->s->findings, f, "%s (what %s requires and is not installed)", x->command,
+				    val_get_str(f->fields, "required_by"));
+		return;
+	}
 	const char *dist = val_get_str(f->fields, "provided_by");
 	if (!dist || strchr(dist, ' ') || dist[0] == '(')
 		return;
@@ -240,6 +216,11 @@ static void not_installed(struct advice *a, struct finding *f)
 /* A library the loader does not find although a file of it is there. */
 static void off_path(struct advice *a, struct finding *f)
 {
+	const char *pkg = val_get_str(f->fields, "system_package");
+	if (pkg) {
+		add(a, f, system_package(a, pkg));
+		return;
+	}
 	const struct value *where = val_get(f->fields, "found_at");
 	if (!where || where->kind != VAL_ARR || !where->u.list.n)
 		return;
@@ -296,35 +277,92 @@ static const struct dist *other_dist_info(struct advice *a, const struct dist *d
 	return NULL;
 }
 
-/* Of two metadata folders of one project, the one the files on disk are
- * not: fewer of its recorded files match.  NULL when they tie. */
-static const char *stale_of(const struct value *infos)
+/* Of the metadata folders of one project, those the files on disk are not:
+ * every one but the folder most of whose recorded files match (a folder
+ * with no RECORD matches none).  Empty when the best is not alone. */
+static void stale_of(const struct value *infos, struct ptrvec *out, struct arena *ar)
 {
-	if (!infos || infos->kind != VAL_ARR || infos->u.list.n != 2)
-		return NULL;
-	const struct value *p = infos->u.list.item[0], *q = infos->u.list.item[1];
-	const struct value *mp = val_get(p, "record_files_matching"), *mq = val_get(q, "record_files_matching");
-	const struct value *cp = val_get(p, "record_files_checked"), *cq = val_get(q, "record_files_checked");
-	if (!mp || !mq || !cp || !cq)
-		return NULL;
-	/* the share of its files that match: a folder with no RECORD matches none */
-	double sp = cp->u.i ? (double)mp->u.i / (double)cp->u.i : 0, sq = cq->u.i ? (double)mq->u.i / (double)cq->u.i : 0;
-	if (sp == sq)
-		return NULL;
-	return val_get_str(sp < sq ? p : q, "metadata");
+	if (!infos || infos->kind != VAL_ARR || infos->u.list.n < 2)
+		return;
+	double best = -1;
+	size_t nbest = 0;
+	for (size_t i = 0; i < infos->u.list.n; i++) {
+		const struct value *m = val_get(infos->u.list.item[i], "record_files_matching");
+		const struct value *c = val_get(infos->u.list.item[i], "record_files_checked");
+		double share = m && c && c->u.i ? (double)m->u.i / (double)c->u.i : 0;
+		if (share > best) {
+			best = share;
+			nbest = 1;
+		} else if (share == best) {
+			nbest++;
+		}
+	}
+	if (nbest != 1)
+		return;
+	for (size_t i = 0; i < infos->u.list.n; i++) {
+		const struct value *m = val_get(infos->u.list.item[i], "record_files_matching");
+		const struct value *c = val_get(infos->u.list.item[i], "record_files_checked");
+		double share = m && c && c->u.i ? (double)m->u.i / (double)c->u.i : 0;
+		if (share < best)
+			ptrvec_push(ar, out, (void *)val_get_str(infos->u.list.item[i], "metadata"));
+	}
 }
 
 static void duplicate(struct advice *a, struct finding *f)
 {
-	const char *stale = stale_of(val_get(f->fields, "dist_infos"));
-	if (!stale)
-		return;
-	const char *pkg = advice_system_owner(a, stale);
-	if (pkg || a->owner.externally_managed)
-		return;	/* the system package manager's: not ours to remove */
-	struct fix_action *x = remove_path(a, stale);
-	add(a, f, x);
-	finding_fix(&a->s->findings, f, "remove the stale folder: %s", x->command);
+	struct ptrvec stale = { 0 };
+	stale_of(val_get(f->fields, "dist_infos"), &stale, &a->s->arena);
+	if (!stale.n || f->severity == SEV_NOTE || a->c->externally_managed)
+		return;	/* no folder stands out, or the system package manager's: not ours to remove */
+	for (size_t i = 0; i < stale.n; i++)
+		if (advice_system_owner(a, stale.item[i]))
+			return;
+	const char *cmds = NULL;
+	for (size_t i = 0; i < stale.n; i++) {
+		struct fix_action *x = remove_path(a, stale.item[i]);
+		add(a, f, x);
+		cmds = cmds ? arena_printf(&a->s->arena, "%s && %s", cmds, x->command) : x->command;
+	}
+	finding_fix(&a->s->findings, f, "remove the stale folder%s: %s", stale.n == 1 ? "" : "s", cmds);
+}
+
+/* None of the files d's RECORD lists (its metadata apart) is there. */
+static bool files_gone(struct advice *a, const struct dist *d)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < d->nfile && n < 4096; i++) {
+		const char *p = d->file[i].path;
+		if (strstr(p, ".dist-info/") || strstr(p, "/__pycache__/") || str_ends(p, ".pyc"))
+			continue;
+		struct fs_stat st;
+		fs_stat(&a->s->fs, p, &st);
+		if (st.kind != FS_MISSING)
+			return false;
+		n++;
+	}
+	return n > 0;
+}
+
+/* Does another installed distribution require d (pip check would miss it)?
+ * The names every installed distribution requires, read once. */
+static bool required_by_other(struct advice *a, const struct dist *d)
+{
+	if (!a->required_read) {
+		a->required_read = true;
+		struct marker_env me = marker_env_of(a, NULL);
+		const struct ptrvec *all = &a->c->inv.dists.all;
+		for (size_t i = 0; i < all->n; i++) {
+			const struct dist *o = all->item[i];
+			for (size_t k = 0; k < o->requires.n; k++) {
+				struct requirement r;
+				if (requirement_parse(&a->s->arena, o->requires.item[k], &r) &&
+				    !(r.marker && strstr(r.marker, "extra")) && marker_holds(r.marker, &me) &&
+				    !str_eq(r.norm, o->norm))
+					strmap_put(&a->s->arena, &a->required, r.norm, MAP_YES);
+			}
+		}
+	}
+	return strmap_get(&a->required, d->norm) != NULL;
 }
 
 static void record(struct advice *a, struct finding *f)
@@ -350,10 +388,13 @@ static void record(struct advice *a, struct finding *f)
 		pkg = advice_system_owner(a, val_get_str(files->u.list.item[k], "path"));
 	if (!pkg)
 		pkg = advice_system_owner(a, d->meta);
-	if (pkg) {
-		struct fix_action *x = system_package(a, pkg);
+	if (pkg)
+		return;	/* the system package's files: its build changed them (check says so, as a note) */
+	if (files_gone(a, d) && !required_by_other(a, d)) {
+		/* metadata of a distribution whose files are gone, which nothing installed requires */
+		struct fix_action *x = remove_path(a, d->meta);
 		add(a, f, x);
-		finding_fix(&a->s->findings, f, "%s (%s owns these files: %s)", x->command, x->manager, pkg);
+		finding_fix(&a->s->findings, f, "remove the metadata of %s, whose files are gone: %s", d->name, x->command);
 		return;
 	}
 	if (!d->version)
@@ -389,16 +430,15 @@ static const char *machine_of(const struct env_check *c)
 	return "x86_64";
 }
 
-void advise_env(struct scan *s, struct env_check *c, struct causes *cs, size_t first, size_t end,
-		struct advice *a)
+void advise_env(struct scan *s, struct env_check *c, const struct check_options *o, struct causes *cs,
+		size_t first, size_t end, bool model_check, struct advice *a)
 {
 	memset(a, 0, sizeof *a);
 	a->s = s;
 	a->c = c;
 	a->cs = cs;
 	a->machine = machine_of(c);
-	owner_init(a);
 	for (size_t i = first; i < end && i < s->findings.list.n; i++)
 		finding_actions(a, findings_at(&s->findings, i));
-	plan_build(a, first, end);
+	plan_build(a, o, model_check);
 }

@@ -21,6 +21,8 @@
 #include "pyenv/check.h"
 #include "report/causes.h"
 
+struct plan_state;
+
 /* The one change for a whole environment. */
 struct plan {
 	struct ptrvec actions;		/* struct fix_action *, in the order to apply them */
@@ -34,36 +36,30 @@ struct plan {
 	bool guess;			/* a step of it rests on heuristics */
 };
 
-/* Who may change the environment's files. */
-struct env_owner {
-	bool externally_managed;	/* PEP 668: EXTERNALLY-MANAGED in the stdlib folder */
-	const char *marker;		/* that file, or NULL */
-	bool lists_read;		/* the system package manager's file lists */
-	struct strmap by_path;		/* path -> "python3-yaml" (dpkg) */
-	const char *manager;		/* "dpkg", or NULL when none is installed */
-};
-
 struct advice {
 	struct scan *s;
 	struct env_check *c;
 	struct causes *cs;
-	struct env_owner owner;
 	const char *machine;		/* "x86_64", "aarch64" */
 	struct plan plan;
+	struct plan_state *state;	/* plan.h: the packages and candidates it was chosen from */
 	/* the distributions by metadata folder, and by "site\nname" (a ptrvec
-	 * of those with that name there): built once, so that a finding's
-	 * distribution is found without a pass over all of them */
-	struct strmap dist_by_meta, dists_by_name;
-	bool dist_maps;
+	 * of those with that name there), and the names some installed
+	 * distribution requires: built once, so that a finding's distribution
+	 * is found without a pass over all of them */
+	struct strmap dist_by_meta, dists_by_name, required, pins_seen;
+	bool dist_maps, required_read;
 };
 
 /*
  * Actions for every finding of c in [first, end) and for every cause of
  * cs, and the plan (a->plan; no actions when nothing fails or nothing is
- * known to help).  cs must be built over [first, end).
+ * known to help), checked by the model with the options c was checked
+ * with (o) when model_check is set (a re-run of the check costs as much as
+ * the check).  cs must be built over [first, end).
  */
-void advise_env(struct scan *s, struct env_check *c, struct causes *cs, size_t first, size_t end,
-		struct advice *a);
+void advise_env(struct scan *s, struct env_check *c, const struct check_options *o, struct causes *cs,
+		size_t first, size_t end, bool model_check, struct advice *a);
 
 /* The system package that owns path ("python3-yaml"), or NULL. */
 const char *advice_system_owner(struct advice *a, const char *path);

@@ -1,7 +1,266 @@
 /*
  * plan.c: one plan for the environment (plan.h).
+ *
+ * The packages whose modules were judged are grouped by distribution (or
+ * package folder); for each, what it binds (the torch releases of the ABI
+ * index whose exports satisfy its torch symbols), the CUDA major it needs
+ * (only from sonames that name one major) and its own pin on torch.  Each
+ * candidate torch (the installed one kept, or a release of the index, from
+ * PyPI or for the other CUDA major from PyTorch's index) is then judged:
+ * a package that binds it and needs its CUDA major stays; one that does
+ * not moves to the release of it whose Requires-Dist pins that torch
+ * (pins.h), or, when it imports today and no such release is known, the
+ * candidate is refused (never break what works).  The candidate that fixes
+ * the most failing packages wins, then the one that moves the fewest
+ * distributions (torch counts), then PyPI over another index, the
+ * installed torch over a change, the newest release.  The causes the
+ * chosen change does not remove keep their own actions (a path, a stale
+ * folder, a library), unless a cause it leaves takes down the same
+ * modules anyway.  modelcheck.c then checks the result.
  */
 #include "advice/plan.h"
+#include "advice/pins.h"
+#include "pyenv/providers.h"
+#include "pyenv/requires.h"
+
+#include <limits.h>
+
+/* ---- the packages ---- */
+
+static struct plan_pkg *pkg_for(struct advice *a, struct plan_state *ps, const struct inv_obj *io)
+{
+	const char *name = io->dist ? io->dist->name : io->package ? io->package : path_basename(io->path);
+	for (size_t i = 0; i < ps->npkg; i++)
+		if (str_eq(ps->pkg[i].name, name) && ps->pkg[i].dist == io->dist)
+			return &ps->pkg[i];
+	if (ps->npkg == ps->cap) {
+		size_t ncap = ps->cap ? ps->cap * 2 : 32;
+		ps->pkg = arena_grow(&a->s->arena, ps->pkg, ps->cap, ncap, sizeof *ps->pkg);
+		ps->cap = ncap;
+	}
+	struct plan_pkg *p = &ps->pkg[ps->npkg++];
+	memset(p, 0, sizeof *p);
+	p->name = name;
+	p->dist = io->dist;
+	p->norm = io->dist ? io->dist->norm : dist_normalize(&a->s->arena, name);
+	p->version = io->dist ? io->dist->version : NULL;
+	return p;
+}
+
+int plan_soname_major(struct arena *ar, const char *soname)
+{
+	return provider_soname_major(ar, soname);
+}
+
+static void read_packages(struct advice *a, struct plan_state *ps)
+{
+	struct env_check *c = a->c;
+	struct arena *ar = &a->s->arena;
+	struct marker_env me = { a->machine, c->env.py_major, c->env.py_minor, NULL };
+	for (size_t i = 0; i < c->nv; i++) {
+		const struct module_verdict *v = &c->v[i];
+		const struct inv_obj *io = v->io;
+		if (io->in_stdlib || v->state == V_NOT_CHECKED || v->state == V_OTHER_PYTHON || v->in_torch_import)
+			continue;
+		if (c->torch.found && io->path && str_starts(io->path, c->torch.dir) && io->path[strlen(c->torch.dir)] == '/')
+			continue;	/* torch's own */
+		struct plan_pkg *p = pkg_for(a, ps, io);
+		p->nmod++;
+		p->nfail += v->state == V_FAILS;
+		p->nunsure += v->state == V_CANNOT_TELL;
+		/* the CUDA major it needs */
+		const struct object *o = io->obj;
+		for (size_t k = 0; o && o->kind == OBJ_ELF && o->elf_ok && k < o->elf.nneeded; k++) {
+			int m = plan_soname_major(ar, o->elf.needed[k]);
+			if (m && !p->cuda_major)
+				p->cuda_major = m;
+		}
+		if (!p->torch_spec && p->dist) {
+			struct requirement r;
+			if (dist_requirement_on(ar, p->dist, "torch", &me, &r) && r.spec[0])
+				p->torch_spec = r.spec;
+		}
+	}
+	/* what each binds, from the index */
+	for (size_t k = 0; ps->tc && k < ps->tc->npkg; k++) {
+		const struct tc_package *t = ps->tc->pkg[k];
+		for (size_t i = 0; i < ps->npkg; i++)
+			if (str_eq(ps->pkg[i].name, t->name))
+				ps->pkg[i].tc = t;
+	}
+	/* a failure another torch can mend: the torch it binds, the CUDA major it needs */
+	const struct torch_layout *t = &c->torch;
+	int tmaj = t->found && t->cuda ? (int)strtol(t->cuda, NULL, 10) : 0;
+	for (size_t i = 0; i < ps->npkg; i++) {
+		struct plan_pkg *p = &ps->pkg[i];
+		p->torch_level = p->nfail && ((p->tc && !p->tc->installed_ok) || (p->cuda_major && tmaj && p->cuda_major != tmaj));
+	}
+}
+
+/* Every extension module of inv (and other libraries that need torch), torch's own libraries excepted. */
+void tc_add_inventory(struct scan *s, struct tc_report *r, const struct inventory *inv)
+{
+	for (size_t i = 0; i < inv->nobj; i++) {
+		const struct inv_obj *io = inv->obj[i];
+		if (torch_is_torch_library(io->path) || (io->package && str_eq(io->package, "torch")))
+			continue;
+		const char *owner = io->dist ? io->dist->name : io->package;
+		tc_add_object(s, r, io->path, io->obj, owner, io->dist ? io->dist->version : NULL, io->module);
+	}
+}
+
+/* ---- candidates ---- */
+
+/* The folder of PyTorch's wheel index for a CUDA major: the variants every
+ * release since 2.7 (12.8) and 2.9 (13.0) is published for. */
+static const char *variant_index(int major, const char **tag)
+{
+	if (major == 12) {
+		*tag = "cu128";
+		return "https://download.pytorch.org/whl/cu128";
+	}
+	if (major == 13) {
+		*tag = "cu130";
+		return "https://download.pytorch.org/whl/cu130";
+	}
+	*tag = NULL;
+	return NULL;
+}
+
+static bool variant_published(const char *version, int major)
+{
+	return (major == 12 && version_cmp(version, "2.7.0") >= 0) || (major == 13 && version_cmp(version, "2.9.0") >= 0);
+}
+
+/* Does p bind the torch of cand (its symbols, from the ABI index) and need its CUDA major? */
+static bool binds(const struct plan_pkg *p, const struct plan_cand *cand)
+{
+	if (p->tc && (cand->rel < 0 || !torchset_has(&p->tc->ok, (size_t)cand->rel)))
+		return false;
+	return !p->cuda_major || p->cuda_major == cand->cuda_major;	/* a CPU build brings none */
+}
+
+/*
+ * Judges one candidate: which packages stay, move (to what) or break.  A
+ * package that fails because of torch (it binds another, or needs another
+ * CUDA major) is fixed when it binds the candidate or moves to the release
+ * pinned to it; one that fails for another reason is not fixed by any torch,
+ * but its modules that import today must keep importing, as must every
+ * package that imports.
+ */
+static void judge_candidate(struct advice *a, struct plan_state *ps, struct plan_cand *cand)
+{
+	struct arena *ar = &a->s->arena;
+	cand->feasible = true;
+	cand->fixed = cand->moves = cand->left = 0;
+	cand->move_to = arena_calloc(ar, ps->npkg ? ps->npkg : 1, sizeof *cand->move_to);
+	cand->fixes_pkg = arena_calloc(ar, ps->npkg ? ps->npkg : 1, sizeof *cand->fixes_pkg);
+	if (!cand->keep)
+		cand->moves++;	/* torch itself */
+	for (size_t i = 0; i < ps->npkg; i++) {
+		const struct plan_pkg *p = &ps->pkg[i];
+		bool imports_some = p->nmod > p->nfail + p->nunsure;
+		if (cand->keep) {
+			if (!p->torch_level)
+				continue;	/* as today */
+		} else {
+			if (!p->tc && !p->cuda_major)
+				continue;	/* no torch symbol, no CUDA library: another torch changes nothing */
+			/* its own metadata pins another torch: move it too when a release fits */
+			bool pin_off = p->torch_spec && !spec_allows(p->torch_spec, cand->version);
+			if (binds(p, cand) && !pin_off) {
+				if (p->torch_level) {
+					cand->fixed++;
+					cand->fixes_pkg[i] = true;
+				}
+				continue;
+			}
+		}
+		/* the release of it built for this torch (PyPI's; a variant index carries the same versions) */
+		const char *to = p->dist && ps->pins ? pins_built_for(ar, ps->pins, p->norm, cand->version) : NULL;
+		if (to) {
+			cand->move_to[i] = to;
+			cand->moves++;
+			if (p->torch_level) {
+				cand->fixed++;
+				cand->fixes_pkg[i] = true;
+			}
+			continue;
+		}
+		if (!cand->keep && binds(p, cand))
+			continue;	/* only its pin disagrees: it keeps importing */
+		if (!cand->keep && (imports_some || !p->nfail)) {
+			cand->feasible = false;	/* it imports today: never break it */
+			return;
+		}
+		cand->left++;
+	}
+}
+
+static bool better(const struct plan_cand *x, const struct plan_cand *best)
+{
+	if (!best)
+		return true;
+	if (x->fixed != best->fixed)
+		return x->fixed > best->fixed;
+	if (x->moves != best->moves)
+		return x->moves < best->moves;
+	if (!x->index_url != !best->index_url)
+		return !x->index_url;
+	if (x->keep != best->keep)
+		return x->keep;
+	return x->rel > best->rel;
+}
+
+static void choose(struct advice *a, struct plan_state *ps)
+{
+	struct arena *ar = &a->s->arena;
+	const struct torch_layout *t = &a->c->torch;
+	int installed_major = t->found && t->cuda ? (int)strtol(t->cuda, NULL, 10) : 0;
+	const struct plan_cand *best = NULL;
+	uint16_t mc = str_eq(a->machine, "aarch64") ? EM_AARCH64_ : EM_X86_64_;
+	struct plan_cand keep = { .keep = true, .rel = ps->ix && t->version ? torchabi_find(ps->ix, t->version, mc) : -1,
+				  .version = t->version, .cuda_major = installed_major };
+	ps->keep = keep;
+	judge_candidate(a, ps, &ps->keep);
+	if (ps->keep.feasible)
+		best = &ps->keep;
+	if (!ps->ix || !t->found || !t->version)
+		goto done;
+	size_t ncand = ps->ix->nrel * 2;
+	ps->cand = arena_calloc(ar, ncand, sizeof *ps->cand);
+	for (size_t r = 0; r < ps->ix->nrel; r++) {
+		const struct torchabi_release *rel = &ps->ix->rel[r];
+		if (rel->machine != mc)
+			continue;	/* another machine's build */
+		for (int variant = 0; variant < 2; variant++) {
+			struct plan_cand *c = &ps->cand[ps->ncand];
+			memset(c, 0, sizeof *c);
+			c->rel = (int)r;
+			c->version = rel->version;
+			c->cuda_major = rel->cuda_major;
+			if (variant) {
+				/* the same release for the other CUDA major, from PyTorch's index */
+				int other = rel->cuda_major == 12 ? 13 : rel->cuda_major == 13 ? 12 : 0;
+				if (!other || !variant_published(rel->version, other))
+					continue;
+				c->cuda_major = other;
+				c->index_url = variant_index(other, &c->variant);
+			}
+			/* the installed build itself is no change */
+			if (torchabi_find(ps->ix, t->version, mc) == (int)r && c->cuda_major == installed_major)
+				continue;
+			ps->ncand++;
+			judge_candidate(a, ps, c);
+			if (c->feasible && c->fixed && better(c, best))
+				best = c;
+		}
+	}
+done:
+	ps->best = best;
+}
+
+/* ---- actions ---- */
 
 static bool same_flags(const struct fix_action *x, const struct fix_action *y)
 {
@@ -9,51 +268,249 @@ static bool same_flags(const struct fix_action *x, const struct fix_action *y)
 	       ((!x->index_url && !y->index_url) || (x->index_url && y->index_url && str_eq(x->index_url, y->index_url)));
 }
 
-/* Adds x to the plan, one pip install for requirements that go together. */
+/* Adds x to the plan, one pip install for requirements that go together
+ * (each requirement once: a set of them, not a pass per item, as a plan can
+ * reinstall thousands of distributions); the commands are built at the end
+ * (plan_finish). */
 static void plan_add(struct advice *a, const struct fix_action *x)
 {
 	struct plan *p = &a->plan;
-	for (size_t i = 0; i < p->actions.n; i++) {
-		struct fix_action *y = p->actions.item[i];
-		if (x->kind == FIX_PIP_INSTALL && same_flags(x, y)) {
-			for (size_t k = 0; k < x->items.n; k++)
-				fix_action_item(&a->s->arena, y, x->items.item[k]);
-			fix_action_finish(&a->s->arena, y);
+	struct arena *ar = &a->s->arena;
+	struct plan_state *ps = a->state;
+	struct fix_action *into = NULL;
+	if (x->kind != FIX_PIP_INSTALL && x->path) {
+		/* a path once */
+		const char *key = arena_printf(ar, "%d\n%s", (int)x->kind, x->path);
+		if (strmap_get(&ps->plan_items, key))
 			return;
-		}
-		if (x->kind != FIX_PIP_INSTALL && x->kind == y->kind && x->path && y->path && str_eq(x->path, y->path))
-			return;
+		strmap_put(ar, &ps->plan_items, key, MAP_YES);
 	}
-	struct fix_action *c = fix_action_new(&a->s->arena, x->kind);
-	*c = *x;
-	memset(&c->items, 0, sizeof c->items);
-	for (size_t k = 0; k < x->items.n; k++)
-		fix_action_item(&a->s->arena, c, x->items.item[k]);
-	fix_action_finish(&a->s->arena, c);
-	ptrvec_push(&a->s->arena, &p->actions, c);
+	/* the pip installs are few (by flags and index): one pass over them */
+	for (size_t i = 0; i < p->actions.n && !into && x->kind == FIX_PIP_INSTALL; i++) {
+		struct fix_action *y = p->actions.item[i];
+		if (same_flags(x, y))
+			into = y;
+	}
+	if (!into) {
+		into = fix_action_new(ar, x->kind);
+		*into = *x;
+		memset(&into->items, 0, sizeof into->items);
+		ptrvec_push(ar, &p->actions, into);
+	}
+	for (size_t k = 0; k < x->items.n; k++) {
+		const char *key = arena_printf(ar, "%p\n%s", (void *)into, (const char *)x->items.item[k]);
+		if (strmap_get(&ps->plan_items, key))
+			continue;
+		strmap_put(ar, &ps->plan_items, key, MAP_YES);
+		ptrvec_push(ar, &into->items, x->items.item[k]);
+	}
 }
 
-void plan_build(struct advice *a, size_t first, size_t end)
+/* The pip install of the chosen torch change, or NULL when it changes nothing. */
+static struct fix_action *torch_change(struct advice *a, struct plan_state *ps, const struct plan_cand *cand)
 {
-	(void)first;
-	(void)end;
+	struct arena *ar = &a->s->arena;
+	struct fix_action *x = NULL;
+	bool reinstall = false;
+	if (!cand->keep) {
+		/* the same release for another CUDA: pip takes the installed 2.9.1+cu130 for ==2.9.1 */
+		bool same = a->c->torch.version && version_cmp(version_public(ar, a->c->torch.version), cand->version) == 0;
+		x = advice_pip_install(a, arena_printf(ar, "torch==%s", cand->version), false, same);
+		if (!x)
+			return NULL;
+		x->index_url = cand->index_url;
+	}
+	for (size_t i = 0; i < ps->npkg; i++) {
+		const char *to = cand->move_to[i];
+		if (!to)
+			continue;
+		const struct plan_pkg *p = &ps->pkg[i];
+		/* the version it claims is the right one, its files are not: reinstall it */
+		reinstall |= p->version && version_cmp(p->version, to) == 0;
+		if (!x && !(x = advice_pip_install(a, NULL, false, false)))
+			return NULL;
+		x->index_url = cand->index_url;
+		fix_action_item(ar, x, arena_printf(ar, "%s==%s", p->dist ? p->dist->name : p->name, to));
+	}
+	if (x && reinstall && cand->keep) {
+		/* --force-reinstall without --no-deps would reinstall torch too */
+		x->force_reinstall = true;
+		x->no_deps = true;
+	}
+	if (x)
+		fix_action_finish(ar, x);
+	return x;
+}
+
+/* Is every finding of a cause about a package the change fixes (a module,
+ * or a library its package loads itself)? */
+static bool cause_in_fixed(const struct plan_state *ps, const struct plan_cand *cand, const struct cause *c)
+{
+	if (!cand)
+		return false;
+	size_t n = 0;
+	for (size_t k = 0; k < c->members.n; k++) {
+		const struct finding *f = c->members.item[k];
+		const char *d = val_get_str(f->fields, "distribution");
+		const char *pkg = val_get_str(f->fields, "package");
+		if (!d && !pkg)
+			continue;
+		bool in = false;
+		for (size_t i = 0; i < ps->npkg && !in; i++)
+			in = cand->fixes_pkg[i] &&
+			     (d ? str_eq(ps->pkg[i].name, d) : !ps->pkg[i].dist && str_eq(ps->pkg[i].name, pkg));
+		if (!in)
+			return false;
+		n++;
+	}
+	return n > 0;
+}
+
+/* Does a cause of list take down every module c takes down? */
+static const struct cause *covered_by(const struct ptrvec *list, const struct cause *c)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		const struct cause *o = list->item[i];
+		if (o == c)
+			continue;
+		bool all = c->modules.n > 0;
+		for (size_t k = 0; k < c->modules.n && all; k++) {
+			bool has = false;
+			for (size_t j = 0; j < o->modules.n && !has; j++)
+				has = str_eq(o->modules.item[j], c->modules.item[k]);
+			all = has;
+		}
+		if (all)
+			return o;
+	}
+	return NULL;
+}
+
+static const char *cand_text(struct advice *a, const struct plan_state *ps, const struct plan_cand *cand)
+{
+	struct arena *ar = &a->s->arena;
+	const char *moved = "";
+	size_t n = 0;
+	for (size_t i = 0; i < ps->npkg; i++)
+		if (cand->move_to[i]) {
+			const struct plan_pkg *p = &ps->pkg[i];
+			moved = arena_printf(ar, "%s%s%s %s -> %s", moved, n++ ? ", " : "", p->name,
+					     p->version ? p->version : "", cand->move_to[i]);
+		}
+	const char *t = a->c->torch.version ? a->c->torch.version : "?";
+	if (cand->keep)
+		return arena_printf(ar, "keeps torch %s; moves %s to the release%s built for it (%s own Requires-Dist "
+					"pins it)", t, moved, n == 1 ? "" : "s", n == 1 ? "its" : "their");
+	const char *why = "";
+	for (size_t i = 0; i < ps->npkg; i++)
+		if (cand->fixes_pkg[i] && !cand->move_to[i]) {
+			const struct plan_pkg *p = &ps->pkg[i];
+			why = arena_printf(ar, "%s%s%s %s", why, *why ? ", " : "", p->name, p->version ? p->version : "");
+		}
+	return arena_printf(ar, "torch %s -> %s (%s%s%s)%s%s%s", t, cand->version,
+			    cand->index_url ? "PyTorch's " : "PyPI's build, CUDA ",
+			    cand->index_url ? cand->variant : arena_printf(ar, "%d", cand->cuda_major),
+			    cand->index_url ? " build" : "",
+			    *why ? arena_printf(ar, ": the torch %s binds", why) : "", n ? "; moves " : "", moved);
+}
+
+void plan_build(struct advice *a, const struct check_options *o, bool model_check)
+{
+	struct arena *ar = &a->s->arena;
 	struct plan *p = &a->plan;
-	for (size_t i = 0; i < a->cs->list.n; i++) {
-		struct cause *c = a->cs->list.item[i];
-		for (size_t k = 0; k < c->lead->actions.n; k++)
-			ptrvec_push(&a->s->arena, &c->actions, c->lead->actions.item[k]);
+	struct plan_state *ps = arena_calloc(ar, 1, sizeof *ps);
+	a->state = ps;
+	/* a torch change is weighed only when a cause another torch could mend
+	 * fails something: a torch it was not built against, another CUDA major
+	 * (the index costs a decode) */
+	const struct torch_layout *tl = &a->c->torch;
+	int tmaj = tl->found && tl->cuda ? (int)strtol(tl->cuda, NULL, 10) : 0;
+	bool failing = false;
+	for (size_t i = 0; i < a->cs->list.n && !failing; i++) {
+		const struct cause *c = a->cs->list.item[i];
 		if (c->severity != SEV_ERROR || c->driver)
 			continue;
+		const struct value *m = val_get(c->lead->fields, "cuda_major");
+		const struct value *n = val_get(c->lead->fields, "needs_cuda_major");
+		failing = str_starts(c->key, "torch:") || (n && n->kind == VAL_INT && n->u.i != tmaj) ||
+			  (m && m->kind == VAL_INT && tmaj && m->u.i != tmaj);
+		for (size_t k = 0; k < c->roots.n && !failing; k++)
+			failing = val_get(((const struct finding *)c->roots.item[k])->fields, "torch") != NULL;
+	}
+	struct diag d = { 0 };
+	ps->ix = failing && a->c->torch.found ? tc_index(a->s, &d) : NULL;
+	if (ps->ix) {
+		ps->tc = arena_calloc(ar, 1, sizeof *ps->tc);
+		tc_report_init(ps->tc, ps->ix, a->c->torch.version);
+		tc_add_inventory(a->s, ps->tc, &a->c->inv);
+		tc_finish(ps->tc);
+	}
+	ps->pins = failing ? pins_table(ar, &ps->pins_cache) : NULL;
+	read_packages(a, ps);
+	if (failing)
+		choose(a, ps);
+	const struct plan_cand *cand = ps->best;
+	struct fix_action *change = cand ? torch_change(a, ps, cand) : NULL;
+	ps->change = change;
+	if (change) {
+		plan_add(a, change);
+		p->summary = cand_text(a, ps, cand);
+		p->guess = cand->index_url != NULL;	/* the variant index is not read here */
+	}
+	/* which causes the change removes; the others keep their own actions */
+	struct ptrvec left = { 0 };
+	for (size_t i = 0; i < a->cs->list.n; i++) {
+		struct cause *c = a->cs->list.item[i];
+		if (c->severity != SEV_ERROR || c->driver)
+			continue;
+		if (change && cause_in_fixed(ps, cand, c)) {
+			ptrvec_push(ar, &p->fixes, c);
+			ptrvec_push(ar, &ps->by_change, c);
+			ptrvec_push(ar, &c->actions, change);
+			c->fix = arena_printf(ar, "%s (one change for this cause and the others it removes: %s)",
+					      change->command, p->summary);
+			continue;
+		}
+		ptrvec_push(ar, &left, c);
+	}
+	/* causes with actions of their own (a cause without one that takes down the
+	 * same modules stays, and the plan says so) */
+	for (size_t i = 0; i < left.n; i++) {
+		struct cause *c = left.item[i];
+		for (size_t k = 0; k < c->lead->actions.n; k++)
+			ptrvec_push(ar, &c->actions, c->lead->actions.item[k]);
 		if (!c->actions.n) {
-			ptrvec_push(&a->s->arena, &p->remaining, c);
-			ptrvec_push(&a->s->arena, &p->remaining_why,
-				    (void *)(c->lead->fix ? c->lead->fix : "no action is known for it"));
+			const struct cause *over = covered_by(&left, c);
+			ptrvec_push(ar, &p->remaining, c);
+			ptrvec_push(ar, &p->remaining_why,
+				    over && over->lead->actions.n
+					    ? (void *)arena_printf(ar, "no action is known for it; it may go with cause "
+								       "\"%s\", whose modules it takes down", over->key)
+					    : (void *)(c->lead->fix ? c->lead->fix : "no action is known for it"));
 			continue;
 		}
 		for (size_t k = 0; k < c->actions.n; k++)
 			plan_add(a, c->actions.item[k]);
-		ptrvec_push(&a->s->arena, &p->fixes, c);
+		ptrvec_push(ar, &p->fixes, c);
 	}
-	p->command = fix_actions_command(&a->s->arena, &p->actions);
-	p->check = "not checked by the model";
+	/* warnings keep their own actions, in the plan after the errors' (a stale folder named) */
+	for (size_t i = 0; i < a->cs->list.n; i++) {
+		struct cause *c = a->cs->list.item[i];
+		if (c->severity == SEV_ERROR && !c->driver)
+			continue;
+		for (size_t k = 0; k < c->lead->actions.n; k++)
+			ptrvec_push(ar, &c->actions, c->lead->actions.item[k]);
+		if (c->severity != SEV_WARNING || !c->actions.n)
+			continue;
+		for (size_t k = 0; k < c->actions.n; k++)
+			plan_add(a, c->actions.item[k]);
+		ptrvec_push(ar, &p->fixes, c);
+	}
+	for (size_t i = 0; i < p->actions.n; i++)
+		fix_action_finish(ar, p->actions.item[i]);
+	p->command = fix_actions_command(ar, &p->actions);
+	if (model_check)
+		plan_check(a, ps, o);
+	else
+		p->check = "not checked by the model";
 }

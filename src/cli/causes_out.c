@@ -88,6 +88,14 @@ static const char *sev_col(const struct term *t, enum severity s)
 
 void render_cause_text(const struct term *t, struct arena *a, const struct cause *c, int number, bool verbose)
 {
+	render_cause_text_in_plan(t, a, c, number, verbose, NULL, 0);
+}
+
+void render_cause_text_in_plan(const struct term *t, struct arena *a, const struct cause *c, int number,
+			       bool verbose, const char *fix_note, size_t max_lines)
+{
+	size_t nlines = max_lines ? max_lines : LINES_DEFAULT;
+	size_t nalso = fix_note ? 1 : 2;
 	const struct finding *f = c->lead;
 	const char *num = number ? arena_printf(a, "%d. ", number) : "";
 	const char *title = f->title ? f->title : "";
@@ -100,7 +108,7 @@ void render_cause_text(const struct term *t, struct arena *a, const struct cause
 	const char *dlerr = val_get_str(f->fields, "dlerror");
 	if (dlerr && f->first_error)
 		fprintf(t->out, "%s%sImportError: %s%s\n", pad, c_dim(t), one_line(dlerr), c_reset(t));
-	if (c->torch_all)
+	if (c->torch_all && !fix_note)	/* a plan above says what to do about it */
 		fprintf(t->out, "%s%s\n", pad, one_line(c->torch_all));
 	if (c->guess)
 		fprintf(t->out, "%s%s(a guess: drawn from heuristics, not from the loader's rules)%s\n", pad, c_dim(t),
@@ -108,7 +116,7 @@ void render_cause_text(const struct term *t, struct arena *a, const struct cause
 	size_t shown = 0;
 	for (size_t i = 0; i < f->lines.n; i++) {
 		const char *l = f->lines.item[i];
-		if (!verbose && (detail_line(l) || shown >= LINES_DEFAULT))
+		if (!verbose && (detail_line(l) || shown >= nlines))
 			continue;
 		fprintf(t->out, "%s%s\n", pad, one_line(l));
 		shown++;
@@ -128,19 +136,19 @@ void render_cause_text(const struct term *t, struct arena *a, const struct cause
 		if (dup || (str_eq(r->id, f->id) && same_text(val_get_str(r->fields, "symbol"),
 								 val_get_str(f->fields, "symbol"))))
 			continue;
-		if (!verbose && more >= 2) {
+		if (!verbose && more >= nalso) {
 			more++;
 			continue;
 		}
 		more++;
 		fprintf(t->out, "%salso: %s[%s]%s %s\n", pad, sev_col(t, r->severity), r->id, c_reset(t),
 			r->title ? one_line(r->title) : "");
-		if (r->fix && !same_text(r->fix, f->fix))
+		if (r->fix && !same_text(r->fix, f->fix) && !c->fix)	/* a cause's own fix replaces the alternatives */
 			fprintf(t->out, "%s      %sor fix:%s %s\n", pad, c_green(t), c_reset(t), one_line(r->fix));
 	}
-	if (!verbose && more > 2)
-		fprintf(t->out, "%s... and %zu more of this cause (-v shows them)\n", pad, more - 2);
-	const char *fix = c->fix ? c->fix : f->fix;
+	if (!verbose && more > nalso)
+		fprintf(t->out, "%s... and %zu more of this cause (-v shows them)\n", pad, more - nalso);
+	const char *fix = fix_note ? fix_note : c->fix ? c->fix : f->fix;
 	if (fix)
 		fprintf(t->out, "%s%sfix:%s %s\n", pad, c_green(t), c_reset(t), one_line(fix));
 	bool any_module = false;

@@ -16,6 +16,11 @@
 const char *cause_takes_down(struct arena *a, const struct cause *c, bool verbose);
 /* One cause; number 0 prints no number. */
 void render_cause_text(const struct term *t, struct arena *a, const struct cause *c, int number, bool verbose);
+/* The same, shorter for a cause a plan shown above removes: at most
+ * max_lines explanation lines (0: the default), one "also", and fix_note
+ * in place of its fix ("the change above"). */
+void render_cause_text_in_plan(const struct term *t, struct arena *a, const struct cause *c, int number,
+			       bool verbose, const char *fix_note, size_t max_lines);
 /* Every cause except those whose key is in skip (NULL: none); returns how many were printed. */
 size_t render_causes_text(const struct term *t, struct arena *a, const struct causes *cs, bool verbose,
 			  bool (*skip)(const struct cause *c, const void *ctx), const void *ctx);

@@ -121,11 +121,6 @@ int cmd_diff(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_wheel(int argc, char **argv);
 int cmd_torch_compat(int argc, char **argv);
-struct scan;
-struct tc_report;
-struct inventory;
-/* Adds every object of inv that needs torch, torch's own excepted (torch-compat, check). */
-void tc_add_inventory(struct scan *s, struct tc_report *r, const struct inventory *inv);
 int cmd_help(int argc, char **argv);
 int cmd_completion(int argc, char **argv);
 

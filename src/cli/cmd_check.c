@@ -8,6 +8,7 @@
 #include "cli/junit.h"
 #include "cli/causes_out.h"
 #include "cli/plan_out.h"
+#include "advice/plan.h"
 #include "cli/termsafe.h"
 #include "pyenv/check.h"
 #include "host/snapshot.h"
@@ -563,6 +564,7 @@ struct check_run {
 	struct causes *causes;		/* each environment's root causes */
 	struct causes all;		/* over every finding (JSON) */
 	struct advice *advice;		/* each environment's actions and plan */
+	struct check_options *opts;	/* each environment's options (the plan's model check re-runs with them) */
 	size_t nfail, next, ngpu_fail, nwarn;
 	size_t nself, nfail_self;	/* libraries the packages' imports load themselves */
 	size_t ncannot_tell;		/* not known to fail: never counted as importing, nor as failing */
@@ -626,6 +628,7 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 	r->fend = arena_calloc(&s->arena, r->nenv, sizeof *r->fend);
 	r->causes = arena_calloc(&s->arena, r->nenv, sizeof *r->causes);
 	r->advice = arena_calloc(&s->arena, r->nenv, sizeof *r->advice);
+	r->opts = arena_calloc(&s->arena, r->nenv, sizeof *r->opts);
 	for (size_t i = 0; i < r->nenv; i++) {
 		struct diag d;
 		diag_clear(&d);
@@ -639,7 +642,8 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 			/* a build folder of this machine, imported by the host's interpreter */
 			one.python = o->host_python;
 		}
-		if (check_env(s, o->npaths ? o->paths[i] : NULL, &one, &r->envs[i], &d) != ST_OK) {
+		r->opts[i] = one;
+		if (check_env(s, o->npaths ? o->paths[i] : NULL, &r->opts[i], &r->envs[i], &d) != ST_OK) {
 			fprintf(stderr, "abiscope check: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
 			return d.status == ST_NOT_FOUND ? EXIT_USAGE : EXIT_UNREADABLE;
 		}
@@ -656,7 +660,10 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 	causes_build(&s->arena, &s->findings, 0, s->findings.list.n, &r->all);
 	for (size_t i = 0; i < r->nenv; i++) {
 		torch_all_for(s, &r->envs[i], &r->causes[i], &r->all);
-		advise_env(s, &r->envs[i], &r->causes[i], r->ffirst[i], r->fend[i], &r->advice[i]);
+		/* the plan shown is the one for the machine with the driver when this one
+		 * has none and that is modelled next: the model checks only that one */
+		bool shown = opt->assume_driver || o->host || !r->driver_missing;
+		advise_env(s, &r->envs[i], &r->opts[i], &r->causes[i], r->ffirst[i], r->fend[i], shown, &r->advice[i]);
 		copy_cause_fixes(&r->causes[i], &r->all);
 	}
 	for (size_t i = 0; i < s->findings.list.n; i++)
@@ -702,19 +709,6 @@ static size_t failing_in(const struct env_check *c)
 	return c->nfail_ext + c->nfail_lib + c->nfail_self;
 }
 
-static bool skip_driver(const struct cause *c, const void *ctx)
-{
-	(void)ctx;
-	return c->driver;
-}
-
-/* Causes found here that a machine with the driver would not have, apart from the driver itself. */
-static bool skip_unless_here_only(const struct cause *c, const void *ctx)
-{
-	const struct causes *with = ctx;
-	return c->driver || causes_find(with, c->key) != NULL;
-}
-
 static void print_env_text(struct scan *s, const struct term *t, const struct check_run *r, size_t i,
 			   const struct check_run *drv, bool modelled, bool verbose)
 {
@@ -752,18 +746,15 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 	}
 	(void)modelled;
 	const struct causes *shown = drv ? &drv->causes[i] : cs;
+	const struct plan *plan = drv ? &drv->advice[i].plan : &r->advice[i].plan;
+	render_plan_text(t, &s->arena, plan, shown);
+	struct check_causes_view view = { shown, drv ? cs : NULL, plan, drv ? "with the driver: " : "", verbose };
+	render_check_causes(t, &s->arena, &view);
 	size_t ncause = 0;
 	for (size_t k = 0; k < shown->list.n; k++) {
 		const struct cause *x = shown->list.item[k];
 		ncause += !x->driver && (verbose || x->severity != SEV_NOTE);
 	}
-	render_plan_text(t, &s->arena, drv ? &drv->advice[i].plan : &r->advice[i].plan, shown);
-	if (ncause)
-		fprintf(t->out, "%s%s%zu root cause%s%s\n", c_bold(t), drv ? "with the driver: " : "", ncause,
-			ncause == 1 ? "" : "s", c_reset(t));
-	render_causes_text(t, &s->arena, shown, verbose, skip_driver, NULL);
-	if (drv && render_causes_text(t, &s->arena, cs, verbose, skip_unless_here_only, shown))
-		fprintf(t->out, "      (the last %s found here only)\n", "causes are");
 	if (ncause)
 		fputc('\n', t->out);
 	if (c->nfail_self && !verbose) {

@@ -4,6 +4,7 @@
  * index of every torch release's exports (cxx/torchabi.h, pyenv/torchcompat.h).
  */
 #include "cli/cli.h"
+#include "advice/plan.h"
 #include "cli/json_out.h"
 #include "cxx/demangle.h"
 #include "pyenv/env.h"
@@ -60,19 +61,6 @@ static const struct torch_identity *env_torch(struct scan *s, const struct pyenv
 			return id;
 	}
 	return NULL;
-}
-
-/* Every extension module of inv (and other libraries that need torch),
- * torch's own libraries excepted. */
-void tc_add_inventory(struct scan *s, struct tc_report *r, const struct inventory *inv)
-{
-	for (size_t i = 0; i < inv->nobj; i++) {
-		const struct inv_obj *io = inv->obj[i];
-		if (torch_is_torch_library(io->path) || (io->package && str_eq(io->package, "torch")))
-			continue;
-		const char *owner = io->dist ? io->dist->name : io->package;
-		tc_add_object(s, r, io->path, io->obj, owner, io->dist ? io->dist->version : NULL, io->module);
-	}
 }
 
 static bool member_is_library(const struct wheel_member *m)

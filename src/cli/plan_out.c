@@ -1,30 +1,44 @@
 #include "cli/plan_out.h"
 #include "cli/termsafe.h"
 
-/* The number the text gives a cause (render_causes_text: the driver and notes are not numbered), or 0. */
-static int number_of(const struct causes *shown, const struct cause *c)
+/* The numbers the text gives the causes of shown (render_check_causes: the
+ * driver and notes are not numbered), by key, made once. */
+static struct strmap *numbering(struct arena *a, const struct causes *shown)
 {
-	int n = 0;
+	struct strmap *m = arena_calloc(a, 1, sizeof *m);
+	intptr_t n = 0;
 	for (size_t i = 0; i < shown->list.n; i++) {
 		const struct cause *x = shown->list.item[i];
-		if (x->driver || x->severity == SEV_NOTE)
-			continue;
-		n++;
-		if (str_eq(x->key, c->key))
-			return n;
+		if (!x->driver && x->severity != SEV_NOTE)
+			strmap_put(a, m, x->key, (void *)++n);
 	}
-	return 0;
+	return m;
 }
 
-/* "1, 2, 4" */
-static const char *numbers(struct arena *a, const struct ptrvec *causes, const struct causes *shown)
+static int number_of(const struct strmap *nums, const struct cause *c)
 {
-	const char *out = "";
-	for (size_t i = 0; i < causes->n; i++) {
-		int k = number_of(shown, causes->item[i]);
-		if (k)
-			out = arena_printf(a, "%s%s%d", out, *out ? ", " : "", k);
-	}
+	return (int)(intptr_t)strmap_get(nums, c->key);
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+	return *(const int *)x - *(const int *)y;
+}
+
+/* "1, 2, 4", in order */
+static const char *numbers(struct arena *a, const struct ptrvec *causes, const struct strmap *nums)
+{
+	int *k = arena_calloc(a, causes->n ? causes->n : 1, sizeof *k);
+	size_t n = 0, len = 1;
+	for (size_t i = 0; i < causes->n; i++)
+		if ((k[n] = number_of(nums, causes->item[i])) != 0)
+			n++;
+	sort_items(k, n, sizeof *k, cmp_int);
+	size_t cap = n * 13 + len, at = 0;
+	char *out = arena_alloc(a, cap);
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		at += (size_t)snprintf(out + at, cap - at, "%s%d", i ? ", " : "", k[i]);
 	return out;
 }
 
@@ -35,11 +49,12 @@ void render_plan_text(const struct term *t, struct arena *a, const struct plan *
 	fprintf(t->out, "%sfix%s          %s%s%s\n", c_bold(t), c_reset(t), c_green(t), one_line(p->command), c_reset(t));
 	if (p->summary)
 		fprintf(t->out, "             %s\n", one_line(p->summary));
-	const char *fixed = numbers(a, &p->fixes, shown);
+	struct strmap *nums = numbering(a, shown);
+	const char *fixed = numbers(a, &p->fixes, nums);
 	fprintf(t->out, "             removes cause%s %s; %s%s\n", p->fixes.n == 1 ? "" : "s", fixed,
 		one_line(p->check), p->guess ? " (a guess in part)" : "");
 	for (size_t i = 0; i < p->remaining.n; i++) {
-		int k = number_of(shown, p->remaining.item[i]);
+		int k = number_of(nums, p->remaining.item[i]);
 		fprintf(t->out, "             then: cause %d remains: %s\n", k, one_line(p->remaining_why.item[i]));
 	}
 	fputc('\n', t->out);
@@ -81,4 +96,71 @@ void render_plan_json(struct jw *w, const struct plan *p, const struct causes *l
 	jw_kstr(w, "check", p->check);
 	jw_kbool(w, "guess", p->guess);
 	jw_obj_end(w);
+}
+
+/* Is c (a cause of one run) also a cause of list: the same key, or the same finding said the same way? */
+static bool listed_in(const struct causes *list, const struct cause *c)
+{
+	if (causes_find(list, c->key))
+		return true;
+	for (size_t i = 0; i < list->list.n; i++) {
+		const struct cause *x = list->list.item[i];
+		if (str_eq(x->lead->id, c->lead->id) && x->lead->title && c->lead->title &&
+		    str_eq(x->lead->title, c->lead->title))
+			return true;
+	}
+	return false;
+}
+
+/* A cause the plan's change removes: advice sets its fix to that change. */
+static bool removed_by_change(const struct plan *p, const struct cause *c)
+{
+	return p && p->actions.n && c->fix;
+}
+
+void render_check_causes(const struct term *t, struct arena *a, const struct check_causes_view *v)
+{
+	size_t nerr = 0, nwarn = 0, nnote = 0, nhere = 0;
+	for (size_t i = 0; i < v->shown->list.n; i++) {
+		const struct cause *c = v->shown->list.item[i];
+		if (c->driver)
+			continue;
+		nerr += c->severity == SEV_ERROR;
+		nwarn += c->severity == SEV_WARNING;
+		nnote += c->severity == SEV_NOTE;
+	}
+	for (size_t i = 0; v->here && i < v->here->list.n; i++) {
+		const struct cause *c = v->here->list.item[i];
+		nhere += !c->driver && c->severity != SEV_NOTE && !listed_in(v->shown, c);
+	}
+	int n = 0;
+	if (nerr)
+		fprintf(t->out, "%s%s%zu root cause%s%s\n", c_bold(t), v->prefix, nerr, nerr == 1 ? "" : "s", c_reset(t));
+	for (int sev = SEV_ERROR; sev <= SEV_NOTE; sev++) {
+		if (sev == SEV_WARNING && nwarn)
+			fprintf(t->out, "%s%s%zu warning%s%s (not root causes: nothing fails because of %s)\n", nerr ? "\n" : "",
+				c_bold(t), nwarn,
+				nwarn == 1 ? "" : "s", c_reset(t), nwarn == 1 ? "it" : "them");
+		if (sev == SEV_NOTE && (!v->verbose || !nnote))
+			break;
+		if (sev == SEV_NOTE)
+			fprintf(t->out, "%snotes%s\n", c_bold(t), c_reset(t));
+		for (size_t i = 0; i < v->shown->list.n; i++) {
+			const struct cause *c = v->shown->list.item[i];
+			if (c->driver || (int)c->severity != sev)
+				continue;
+			bool planned = removed_by_change(v->plan, c);
+			render_cause_text_in_plan(t, a, c, sev == SEV_NOTE ? 0 : ++n, v->verbose,
+						  planned ? "the change above" : NULL,
+						  planned ? 4 : sev == SEV_ERROR ? 0 : 2);
+		}
+	}
+	if (!nhere)
+		return;
+	fprintf(t->out, "%sfound here only%s (this machine, without the driver)\n", c_bold(t), c_reset(t));
+	for (size_t i = 0; i < v->here->list.n; i++) {
+		const struct cause *c = v->here->list.item[i];
+		if (!c->driver && c->severity != SEV_NOTE && !listed_in(v->shown, c))
+			render_cause_text_in_plan(t, a, c, ++n, v->verbose, NULL, 2);
+	}
 }

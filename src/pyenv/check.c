@@ -1,4 +1,5 @@
 #include "pyenv/check.h"
+#include "pyenv/checkctx.h"
 
 #include <ctype.h>
 #include "cuda/verdict.h"
@@ -11,26 +12,8 @@
 #include <limits.h>
 #include <stdarg.h>
 
-#define MAX_RECORD_REPORT 12
 
-/* ---- the processes: a fresh interpreter, and one after `import torch` ---- */
-
-struct check_ctx {
-	struct scan *s;
-	struct env_check *c;
-	const struct check_options *o;
-	struct process base;
-	bool base_ok;
-	struct process torchp;
-	bool torch_ok;
-	struct strmap pkg_init;		/* "site/package" -> struct pkg_init * */
-	struct cxx_index cxx;		/* exports indexed once for every explanation */
-	struct cuda_ctx cuda;		/* device code read once; the GPU target */
-	int ops_wraps_error;		/* torch/_ops.py's load_library raises "Could not load this
-					 * library: PATH" for the dlerror: 1, 0, -1 not read yet */
-};
-
-static void set_fields(struct scan *s, struct finding *f, const struct inv_obj *io)
+void check_set_fields(struct scan *s, struct finding *f, const struct inv_obj *io)
 {
 	if (!io)
 		return;
@@ -56,13 +39,12 @@ static const struct pkg_init *pkg_init_of(struct check_ctx *x, const struct inv_
 }
 
 /* The load of io its package's import makes itself (selfload.h), or NULL. */
-static bool in_torch(const struct check_ctx *x, const struct inv_obj *io);
 
 static const struct self_load *self_load_of(struct check_ctx *x, const struct inv_obj *io)
 {
 	/* torch's own loads (_load_global_deps) are `import torch`, replayed
 	 * whole (pyenv/importctx.h): not a self-loaded library verdict */
-	const struct pkg_init *pi = io->is_extension || in_torch(x, io) ? NULL : pkg_init_of(x, io);
+	const struct pkg_init *pi = io->is_extension || check_in_torch(x, io) ? NULL : pkg_init_of(x, io);
 	for (size_t i = 0; pi && i < pi->nloads; i++)
 		if (str_eq(pi->loads[i].path, io->path))
 			return &pi->loads[i];
@@ -160,7 +142,7 @@ static const char *needs_torch_library(struct check_ctx *x, const struct inv_obj
 	return NULL;
 }
 
-static bool in_torch(const struct check_ctx *x, const struct inv_obj *io)
+bool check_in_torch(const struct check_ctx *x, const struct inv_obj *io)
 {
 	const struct torch_layout *t = &x->c->torch;
 	return t->found && str_starts(io->path, t->dir) && io->path[strlen(t->dir)] == '/';
@@ -178,201 +160,59 @@ static bool loaded_by_torch_import(const struct check_ctx *x, const struct inv_o
 
 /* ---- environment-aware explanations of a failed load ---- */
 
-/* A library-not-found: is the file somewhere in the environment? */
-static void explain_missing(struct check_ctx *x, struct finding *lnf, const struct inv_obj *io)
-{
-	struct scan *s = x->s;
-	struct arena *a = &s->arena;
-	const char *lib = val_get_str(lnf->fields, "library");
-	if (!lib || strchr(lib, '/'))
-		return;
-	const struct ptrvec *hits = inventory_find(&x->c->inv, lib);
-	struct finding *f;
-	if (hits && hits->n) {
-		const struct inv_obj *h = hits->item[0];
-		f = finding_add(&s->findings, "library-off-path", SEV_ERROR, lnf->object);
-		finding_title(&s->findings, f, "%s is installed at %s, but not where the loader looks for %s",
-			      lib, h->path, path_basename(lnf->object ? lnf->object : "?"));
-		val_set_str(a, f->fields, "library", lib);
-		struct value *where = val_arr(a);
-		for (size_t i = 0; i < hits->n; i++) {
-			const struct inv_obj *hi = hits->item[i];
-			struct value *w = val_obj(a);
-			val_set_str(a, w, "path", hi->path);
-			val_set(a, w, "distribution", val_str(a, hi->dist ? hi->dist->name : NULL));
-			val_push(a, where, w);
-			if (i < 4)
-				finding_line(&s->findings, f, "found at %s%s%s%s", hi->path, hi->dist ? " (from " : "",
-					     hi->dist ? hi->dist->name : "", hi->dist ? ")" : "");
-		}
-		val_set(a, f->fields, "found_at", where);
-		/* What would put it on the path. */
-		char dir[PATH_MAX], odir[PATH_MAX];
-		path_dirname(h->path, dir, sizeof dir);
-		const char *needer = lnf->object ? lnf->object : io ? io->path : h->path;
-		path_dirname(needer, odir, sizeof odir);
-		const char *rel = NULL;
-		if (io && h->site && io->site && str_eq(h->site, io->site)) {
-			/* a RUNPATH entry relative to $ORIGIN */
-			int up = 0;
-			for (const char *p = odir + strlen(io->site); *p; p++)
-				up += *p == '/';
-			char buf[PATH_MAX];
-			size_t o = (size_t)snprintf(buf, sizeof buf, "$ORIGIN");
-			for (int i = 0; i < up && o < sizeof buf; i++)
-				o += (size_t)snprintf(buf + o, sizeof buf - o, "/..");
-			snprintf(buf + o, sizeof buf - o, "/%s", dir + strlen(io->site) + 1);
-			rel = arena_strdup(a, buf);
-		}
-		bool torch_preloads = false;
-		if (x->c->torch.found)
-			for (size_t i = 0; i < x->c->torch.npreload; i++) {
-				const char *pp = torch_preload_path(s, &x->c->env, &x->c->torch, &x->c->torch.preload[i]);
-				if (pp && str_eq(pp, h->path))
-					torch_preloads = true;
-			}
-		val_set_bool(a, f->fields, "torch_preloads_it", torch_preloads);
-		if (torch_preloads)
-			finding_line(&s->findings, f, "`import torch` preloads this file; importing torch first "
-						      "makes the SONAME already loaded");
-		finding_fix(&s->findings, f, "%s%s%s%s", rel ? "rebuild (or patch) the extension with RUNPATH " : "",
-			    rel ? rel : "", rel ? ", or " : "",
-			    arena_printf(a, "put %s on LD_LIBRARY_PATH before importing it", dir));
-	} else {
-		int cuda_hint = x->c->torch.found && x->c->torch.cuda ? (int)strtol(x->c->torch.cuda, NULL, 10) : 0;
-		const struct provider *pv = provider_lookup_cuda(a, lib, cuda_hint);
-		f = finding_add(&s->findings, "library-not-installed", SEV_ERROR, lnf->object);
-		val_set_str(a, f->fields, "library", lib);
-		if (str_eq(lib, "libcuda.so.1")) {
-			finding_title(&s->findings, f, "libcuda.so.1 is not installed: it is the NVIDIA driver's, and "
-						       "this machine has none");
-			val_set_bool(a, f->fields, "driver", true);
-			finding_line(&s->findings, f, "every CUDA extension that links the driver API fails to "
-						      "import without it");
-			finding_fix(&s->findings, f, "run on a machine with the NVIDIA driver; to check the rest as "
-						     "if it were there, use --assume-driver");
-		} else if (pv) {
-			finding_title(&s->findings, f, "%s is not installed: it comes with %s", lib, pv->dist);
-			val_set_str(a, f->fields, "provided_by", pv->dist);
-			val_set(a, f->fields, "install_folder", val_str(a, pv->folder));
-			if (pv->cuda_major)
-				val_set_int(a, f->fields, "cuda_major", pv->cuda_major);
-			if (pv->folder && !str_eq(pv->folder, "-"))
-				finding_line(&s->findings, f, "%s installs it into site-packages/%s", pv->dist, pv->folder);
-			if (pv->note)
-				finding_line(&s->findings, f, "%s", pv->note);
-			const char *pip = provider_pip_line(a, pv);
-			val_set(a, f->fields, "pip_install", val_str(a, pip));
-			val_set(a, f->fields, "provider_version", val_str(a, pv->version));
-			if (pip && pv->version)
-				finding_fix(&s->findings, f, "%s (the version %s pins for CUDA %d; another %s release "
-							     "of the same CUDA major works too)",
-					    pip, pv->pinned_by ? pv->pinned_by : "torch", pv->cuda_major, pv->dist);
-			else
-				finding_fix(&s->findings, f, "install %s (the version that matches the rest of the "
-							     "environment's CUDA %s)", pv->dist,
-					    pv->cuda_major ? arena_printf(a, "%d", pv->cuda_major) : "stack");
-		} else {
-			finding_title(&s->findings, f, "%s is not installed anywhere in the environment or on the system "
-						       "search path", lib);
-			finding_fix(&s->findings, f, "install the package that provides %s", lib);
-		}
-	}
-	set_fields(s, f, io);
-	lnf->caused_by = f->index;
-}
-
-/* An extension that needs another CUDA major than torch. */
-static void cuda_major_vs_torch(struct check_ctx *x, const struct inv_obj *io)
-{
-	const struct torch_layout *t = &x->c->torch;
-	if (!t->found || !t->cuda || io->obj->kind != OBJ_ELF || !io->obj->elf_ok || in_torch(x, io))
-		return;
-	int tmaj = (int)strtol(t->cuda, NULL, 10);
-	for (size_t k = 0; k < io->obj->elf.nneeded; k++) {
-		const char *n = io->obj->elf.needed[k];
-		const struct provider *pv = provider_lookup(&x->s->arena, n);
-		if (!pv || !pv->cuda_major || pv->cuda_major == tmaj)
-			continue;
-		struct finding *f = finding_add(&x->s->findings, "cuda-major-mismatch", SEV_ERROR, io->path);
-		finding_title(&x->s->findings, f, "%s is built for CUDA %d (it needs %s); the installed torch %s is "
-						  "built for CUDA %s", io->module ? io->module : path_basename(io->path),
-			      pv->cuda_major, n, t->version ? t->version : "", t->cuda);
-		val_set_str(&x->s->arena, f->fields, "library", n);
-		val_set_int(&x->s->arena, f->fields, "needs_cuda_major", pv->cuda_major);
-		val_set_int(&x->s->arena, f->fields, "torch_cuda_major", tmaj);
-		val_set(&x->s->arena, f->fields, "torch_version", val_str(&x->s->arena, t->version));
-		for (size_t i = 0; i < t->npreload; i++) {
-			const char *pp = torch_preload_path(x->s, &x->c->env, t, &t->preload[i]);
-			if (pp && strncmp(path_basename(pp), n, strcspn(n, ".")) == 0)
-				finding_line(&x->s->findings, f, "torch loads %s instead", path_basename(pp));
-		}
-		finding_fix(&x->s->findings, f, "install the build of %s made for CUDA %d (+cu%d tag), or the torch "
-						"built for CUDA %d", io->dist ? io->dist->name : "this package", tmaj,
-			    tmaj * 10, pv->cuda_major);
-		set_fields(x->s, f, io);
-		return;
-	}
-}
-
-/* `import torch` itself loading a CUDA library of another major. */
-static void torch_import_majors(struct check_ctx *x)
-{
-	const struct torch_layout *t = &x->c->torch;
-	if (!t->cuda || !x->c->torch_replayed)
-		return;
-	int tmaj = (int)strtol(t->cuda, NULL, 10);
-	for (size_t i = 0; i < x->c->torch_import.nstep; i++) {
-		const struct import_step *sp = &x->c->torch_import.step[i];
-		const struct provider *pv = provider_lookup(&x->s->arena, path_basename(sp->path));
-		if (!pv || !pv->cuda_major || pv->cuda_major == tmaj)
-			continue;
-		struct finding *f = finding_add(&x->s->findings, "cuda-major-mismatch", SEV_WARNING, sp->path);
-		finding_title(&x->s->findings, f, "import torch (built for CUDA %s) would load %s, a CUDA %d library",
-			      t->cuda, sp->path, pv->cuda_major);
-		finding_line(&x->s->findings, f, "%s", sp->why);
-		finding_line(&x->s->findings, f, "torch's preload list takes the first match on sys.path, and "
-						 "nvidia/<component>/lib is searched before nvidia/cu%d/lib", tmaj);
-		val_set_str(&x->s->arena, f->fields, "library", path_basename(sp->path));
-		val_set_int(&x->s->arena, f->fields, "library_cuda_major", pv->cuda_major);
-		val_set_int(&x->s->arena, f->fields, "torch_cuda_major", tmaj);
-		finding_fix(&x->s->findings, f, "uninstall %s, which leaves the CUDA %d copy in the way",
-			    pv->dist, pv->cuda_major);
-	}
-}
-
-/* Two majors of one CUDA library in one process. */
-static void two_majors(struct check_ctx *x, const struct dlopen_result *r, const struct inv_obj *io)
-{
-	for (size_t i = 0; i < r->nsearchlist; i++)
-		for (size_t k = i + 1; k < r->nsearchlist; k++) {
-			const char *a = r->searchlist[i]->obj->elf_ok ? r->searchlist[i]->obj->elf.soname : NULL;
-			const char *b = r->searchlist[k]->obj->elf_ok ? r->searchlist[k]->obj->elf.soname : NULL;
-			if (!a || !b)
-				continue;
-			const char *da = strstr(a, ".so."), *db = strstr(b, ".so.");
-			if (!da || !db || da - a != db - b || strncmp(a, b, (size_t)(da - a)) != 0 || str_eq(a, b))
-				continue;
-			const struct provider *pa = provider_lookup(&x->s->arena, a);
-			const struct provider *pb = provider_lookup(&x->s->arena, b);
-			if (!pa || !pb || !pa->cuda_major || !pb->cuda_major || pa->cuda_major == pb->cuda_major)
-				continue;
-			struct finding *f = finding_add(&x->s->findings, "cuda-major-mismatch", SEV_ERROR, io->path);
-			finding_title(&x->s->findings, f, "one process would load %s and %s (CUDA %d and %d)", a, b,
-				      pa->cuda_major, pb->cuda_major);
-			val_set_str(&x->s->arena, f->fields, "library", a);
-			val_set_str(&x->s->arena, f->fields, "other", b);
-			finding_line(&x->s->findings, f, "%s from %s", a, r->searchlist[i]->path);
-			finding_line(&x->s->findings, f, "%s from %s", b, r->searchlist[k]->path);
-			finding_fix(&x->s->findings, f, "keep one CUDA major in the environment: the packages built "
-							"for the other one need their matching build");
-			set_fields(x->s, f, io);
-		}
-}
-
 /* ---- one module ---- */
 
 /* A .cpython-XY- suffix another Python: this interpreter never imports it. */
+/* Does one of the Tag: lines of d's WHEEL accept this interpreter (the
+ * check pip made as it installed it)?  cp3X-abi3 from 3.X on, cp3X-cp3X[t]
+ * and py3-none for exactly this Python. */
+static bool wheel_accepts(struct check_ctx *x, const struct dist *d)
+{
+	const struct pyenv *e = &x->c->env;
+	char *text;
+	size_t len;
+	struct diag dg;
+	diag_clear(&dg);
+	if (!d->meta || d->kind != DIST_INFO || !e->py_major ||
+	    fs_read_small(&x->s->fs, arena_printf(&x->s->arena, "%s/WHEEL", d->meta), 1u << 16, &text, &len, &dg) != ST_OK)
+		return false;
+	bool free_threaded = e->ext_suffix && strstr(e->ext_suffix, "t-");
+	bool ok = false;
+	for (char *p = text; p < text + len && !ok;) {
+		char *nl = memchr(p, '\n', (size_t)(text + len - p));
+		char *le = nl ? nl : text + len;
+		if ((size_t)(le - p) > 5 && strncmp(p, "Tag:", 4) == 0) {
+			char tag[128];
+			snprintf(tag, sizeof tag, "%.*s", (int)(le - p - 4), p + 4);
+			char *t = tag;
+			while (*t == ' ')
+				t++;
+			char *abi = strchr(t, '-');
+			if (abi) {
+				*abi++ = '\0';
+				char *plat = strchr(abi, '-');
+				if (plat)
+					*plat = '\0';
+				int minor = -1;
+				if (str_starts(t, "cp3") || str_starts(t, "py3"))
+					minor = t[3] ? (int)strtol(t + 3, NULL, 10) : -1;
+				bool py3 = str_starts(t, "py3") || str_starts(t, "cp3");
+				char own[16];
+				snprintf(own, sizeof own, "cp%d%d%s", e->py_major, e->py_minor, free_threaded ? "t" : "");
+				if (str_eq(abi, "abi3"))
+					ok = str_starts(t, "cp3") && minor >= 0 && minor <= e->py_minor && !free_threaded;
+				else if (str_eq(abi, "none"))
+					ok = py3 && (minor < 0 || minor == e->py_minor);
+				else
+					ok = str_eq(abi, own);
+			}
+		}
+		p = le + 1;
+	}
+	free(text);
+	return ok;
+}
+
 static bool other_python(struct check_ctx *x, const struct inv_obj *io)
 {
 	const char *suffix = x->c->env.ext_suffix;
@@ -381,6 +221,11 @@ static bool other_python(struct check_ctx *x, const struct inv_obj *io)
 	if (!io->is_extension || io->in_stdlib || !suffix || !cp || str_eq(cp, suffix))
 		return false;
 	struct scan *s = x->s;
+	if (io->dist && wheel_accepts(x, io->dist)) {
+		/* pip installed a wheel whose tag is this Python's: its modules for
+		 * other Pythons are the vendor's (one per CPython), never imported */
+		return true;
+	}
 	struct finding *f = finding_add(&s->findings, "python-abi-mismatch", SEV_WARNING, io->path);
 	const char *tag = arena_strndup(&s->arena, cp + 1, strcspn(cp + 1, "."));
 	finding_title(&s->findings, f, "%s is built for %s; Python %d.%d looks for %s and never imports it",
@@ -391,7 +236,7 @@ static bool other_python(struct check_ctx *x, const struct inv_obj *io)
 		     io->module ? io->module : "?");
 	finding_fix(&s->findings, f, "install the wheel built for this Python (%s) or use the Python it was "
 				     "built for", suffix + 1);
-	set_fields(s, f, io);
+	check_set_fields(s, f, io);
 	return true;
 }
 
@@ -469,7 +314,7 @@ static bool package_init_names(struct check_ctx *x, const struct inv_obj *io, co
 static bool module_is_core(struct check_ctx *x, const struct inv_obj *io, const char **why)
 {
 	const char *variant = NULL;
-	if (in_torch(x, io)) {
+	if (check_in_torch(x, io)) {
 		*why = "torch's own kernels";
 		return true;
 	}
@@ -518,7 +363,7 @@ static void judge_gpu(struct check_ctx *x, struct inv_obj *io, struct module_ver
 	bool core = true;
 	for (size_t i = before; i < s->findings.list.n; i++) {
 		struct finding *f = findings_at(&s->findings, i);
-		set_fields(s, f, io);
+		check_set_fields(s, f, io);
 		if (str_eq(f->id, "gpu-arch-missing")) {
 			if (!why)
 				core = module_is_core(x, io, &why);
@@ -656,7 +501,7 @@ static void depends_on(struct check_ctx *x, struct module_verdict *v, const stru
 		finding_line(&s->findings, f, "with %s loaded first, %s loads", path_basename(sl->path),
 			     path_basename(io->path));
 	finding_fix(&s->findings, f, "settle it with a real import in the environment: python -c 'import %s'", mod);
-	set_fields(s, f, io);
+	check_set_fields(s, f, io);
 	val_set_str(&s->arena, f->fields, "file", sl->file);
 	val_set_int(&s->arena, f->fields, "line", sl->line);
 	val_set_str(&s->arena, f->fields, "loads", sl->path);
@@ -684,7 +529,7 @@ static void torch_import_depends(struct check_ctx *x, struct module_verdict *v, 
 		      "not installed, only when `%s`", io->package, pi->torch_file, pi->torch_line, pi->torch_cond);
 	finding_line(&s->findings, f, "if that holds: ModuleNotFoundError: No module named 'torch'");
 	finding_fix(&s->findings, f, "settle it with a real import in the environment: python -c 'import %s'", mod);
-	set_fields(s, f, io);
+	check_set_fields(s, f, io);
 	val_set_str(&s->arena, f->fields, "file", pi->torch_file);
 	val_set_int(&s->arena, f->fields, "line", pi->torch_line);
 	val_set_str(&s->arena, f->fields, "condition", pi->torch_cond);
@@ -725,7 +570,7 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 		finding_title(&s->findings, f, "%s imports torch (%s:%d), and torch is not installed in this "
 			      "environment", io->package, pi->torch_file, pi->torch_line);
 		finding_fix(&s->findings, f, "install the torch %s was built for", io->package);
-		set_fields(s, f, io);
+		check_set_fields(s, f, io);
 		val_set_str(&s->arena, f->fields, "missing", "torch");
 		v->state = V_FAILS;
 		v->dlerror = "No module named 'torch'";
@@ -736,7 +581,7 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	const char *why = NULL;
 	bool own_first = pi && pi->torch == PKG_OWN_FIRST;
 	const char *order_note = NULL;
-	if (x->c->torch.found && !in_torch(x, io)) {
+	if (x->c->torch.found && !check_in_torch(x, io)) {
 		const char *lib = needs_torch_library(x, io);
 		if (own_first && lib)
 			/* `import PKG` reaches its own extension modules before torch */
@@ -751,7 +596,7 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 		else if (pi && pi->torch == PKG_TORCH_FIRST)
 			why = arena_printf(&s->arena, "assuming torch is imported first: %s imports torch (%s:%d)",
 					   io->package, pi->order_file, pi->order_line);
-	} else if (in_torch(x, io) && x->c->torch_replayed) {
+	} else if (check_in_torch(x, io) && x->c->torch_replayed) {
 		why = "in the state `import torch` leaves";
 	}
 	if (why && x->torch_ok)
@@ -792,16 +637,16 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	size_t after = s->findings.list.n;
 	for (size_t i = before; i < after; i++) {
 		struct finding *f = findings_at(&s->findings, i);
-		set_fields(s, f, io);
+		check_set_fields(s, f, io);
 		if (why)
 			val_set_str(&s->arena, f->fields, "context", why);
 		if (str_eq(f->id, "library-not-found") && f->caused_by < 0)
-			explain_missing(x, f, io);
+			check_explain_missing(x, f, io);
 	}
-	two_majors(x, &wr.target, io);
+	check_two_majors(x, &wr.target, io);
 	/* an object of another machine never loads: what it needs is moot */
 	if (io->is_extension && io->obj->kind == OBJ_ELF && io->obj->elf_ok && io->obj->elf.machine == p->facts.machine)
-		cuda_major_vs_torch(x, io);
+		check_cuda_major_vs_torch(x, io);
 	proc_rewind(p, &mark, &wr.target);
 	v->state = wr.target.ok ? V_OK : V_FAILS;
 	v->dlerror = wr.target.dlerror;
@@ -821,289 +666,12 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 
 /* ---- environment findings ---- */
 
-/* One finding for the metadata folders of one project in one site folder
- * (dup: two or more, in the order they were found). */
-static void duplicate_group(struct check_ctx *x, const struct ptrvec *dup)
-{
-	struct scan *s = x->s;
-	const struct dist *a = dup->item[0];
-	struct finding *f = finding_add(&s->findings, "duplicate-dist-info", SEV_WARNING, a->meta);
-	const struct dist *b = dup->item[1];
-	if (dup->n == 2)
-		finding_title(&s->findings, f, "two metadata folders for %s: %s and %s", a->name,
-			      path_basename(a->meta), path_basename(b->meta));
-	else
-		finding_title(&s->findings, f, "%zu metadata folders for %s: %s, %s and %zu more", dup->n, a->name,
-			      path_basename(a->meta), path_basename(b->meta), dup->n - 2);
-	struct value *arr = val_arr(&s->arena);
-	for (size_t j = 0; j < dup->n; j++) {
-		const struct dist *d = dup->item[j];
-		size_t present = 0, checked = 0;
-		for (size_t n = 0; n < d->nfile && checked < 50; n++) {
-			if (str_ends(d->file[n].path, "/RECORD") || strstr(d->file[n].path, ".dist-info/"))
-				continue;
-			struct fs_stat st;
-			fs_stat(&s->fs, d->file[n].path, &st);
-			checked++;
-			if (st.kind == FS_REGULAR && (d->file[n].size < 0 || (uint64_t)d->file[n].size == st.size))
-				present++;
-		}
-		struct value *o = val_obj(&s->arena);
-		val_set_str(&s->arena, o, "metadata", d->meta);
-		val_set(&s->arena, o, "version", val_str(&s->arena, d->version));
-		val_set_int(&s->arena, o, "record_files_matching", (int64_t)present);
-		val_set_int(&s->arena, o, "record_files_checked", (int64_t)checked);
-		val_push(&s->arena, arr, o);
-		finding_line(&s->findings, f, "%s: version %s, %s%zu of %zu recorded files match the disk",
-			     path_basename(d->meta), d->version ? d->version : "?",
-			     d->has_record ? "" : "no RECORD, ", present, checked);
-	}
-	val_set(&s->arena, f->fields, "dist_infos", arr);
-	val_set_str(&s->arena, f->fields, "distribution", a->name);
-	finding_line(&s->findings, f, "which one importlib.metadata and pip report depends on directory "
-				      "order; tools may read the stale version");
-	finding_fix(&s->findings, f, "remove the stale folder (the one whose RECORD does not match), or "
-				     "reinstall %s", a->name);
-}
-
-/* Projects with more than one metadata folder in one site folder: grouped
- * by (site, normalized name) in one pass, one finding per project however
- * many folders it has (every pair compared was quadratic, and 1,000
- * folders of one name gave 500,000 findings). */
-static void duplicate_dist_info(struct check_ctx *x)
-{
-	struct scan *s = x->s;
-	struct ptrvec *all = &x->c->inv.dists.all;
-	struct strmap groups = { 0 };
-	for (size_t i = 0; i < all->n; i++) {
-		struct dist *d = all->item[i];
-		if (d->kind == DIST_CONDA)
-			continue;
-		const char *key = arena_printf(&s->arena, "%s\n%s", d->site ? d->site : "", d->norm);
-		struct ptrvec *g = strmap_get(&groups, key);
-		if (!g) {
-			g = arena_calloc(&s->arena, 1, sizeof *g);
-			strmap_put(&s->arena, &groups, key, g);
-		}
-		ptrvec_push(&s->arena, g, d);
-	}
-	for (size_t i = 0; i < all->n; i++) {
-		struct dist *d = all->item[i];
-		if (d->kind == DIST_CONDA)
-			continue;
-		const struct ptrvec *g =
-			strmap_get(&groups, arena_printf(&s->arena, "%s\n%s", d->site ? d->site : "", d->norm));
-		if (g->n >= 2 && g->item[0] == d)
-			duplicate_group(x, g);
-	}
-}
-
-/*
- * The files whose change can change an import: native objects, package
- * __init__.py (it picks variants, imports torch), version.py (torch's says
- * which CUDA it wants) and .pth files.  Without
- * --verify-hashes only these are compared with RECORD: a torch install has
- * ~18,000 files, and a stat of each was a third of check's time.
- */
-static bool import_relevant(const char *path)
-{
-	const char *base = path_basename(path);
-	return str_ends(base, ".so") || strstr(base, ".so.") || str_eq(base, "__init__.py") ||
-	       str_eq(base, "version.py") || str_ends(base, ".pth");
-}
-
-static void record_mismatch(struct check_ctx *x)
-{
-	struct scan *s = x->s;
-	struct arena *a = &s->arena;
-	struct ptrvec *all = &x->c->inv.dists.all;
-	size_t nfiles = 0, done = 0;
-	for (size_t i = 0; i < all->n && x->o->verify_hashes; i++)
-		nfiles += ((struct dist *)all->item[i])->nfile;
-	for (size_t i = 0; i < all->n; i++) {
-		struct dist *d = all->item[i];
-		if (!d->has_record || d->kind == DIST_CONDA) {
-			done += x->o->verify_hashes ? d->nfile : 0;
-			continue;
-		}
-		size_t missing = 0, sized = 0, hashed = 0;
-		struct value *list = val_arr(a);
-		for (size_t n = 0; n < d->nfile; n++) {
-			const struct dist_file *df = &d->file[n];
-			if (x->o->verify_hashes)
-				scan_report(s, "hashing", df->path, ++done, nfiles);
-			if (strstr(df->path, ".dist-info/") || strstr(df->path, "/__pycache__/") ||
-			    str_ends(df->path, ".pyc"))
-				continue;	/* written after install, legitimately */
-			if (!x->o->verify_hashes && !import_relevant(df->path))
-				continue;
-			struct fs_stat st;
-			fs_stat(&s->fs, df->path, &st);
-			const char *what = NULL;
-			if (st.kind == FS_MISSING) {
-				what = "missing";
-				missing++;
-			} else if (df->size >= 0 && st.kind == FS_REGULAR && (uint64_t)df->size != st.size) {
-				what = arena_printf(a, "size %llu, RECORD says %lld", (unsigned long long)st.size,
-						    (long long)df->size);
-				sized++;
-			} else if (x->o->verify_hashes && df->hash && st.kind == FS_REGULAR) {
-				char h[128];
-				struct diag dd;
-				diag_clear(&dd);
-				if (file_sha256_record(s, df->path, h, sizeof h, &dd) == ST_OK && str_starts(df->hash, "sha256=") &&
-				    !str_eq(h, df->hash)) {
-					what = "content differs (sha256)";
-					hashed++;
-				}
-			}
-			if (what && list->u.list.n < MAX_RECORD_REPORT) {
-				struct value *o = val_obj(a);
-				val_set_str(a, o, "path", df->path);
-				val_set_str(a, o, "problem", what);
-				val_push(a, list, o);
-			}
-		}
-		if (!missing && !sized && !hashed && !d->problems.n)
-			continue;
-		struct finding *f = finding_add(&s->findings, "record-mismatch", SEV_WARNING, d->meta);
-		if (missing || sized || hashed)
-			finding_title(&s->findings, f, "%s %s does not match its RECORD: %zu missing, %zu of another "
-				      "size%s", d->name, d->version ? d->version : "", missing, sized,
-				      x->o->verify_hashes ? arena_printf(a, ", %zu with other content", hashed) : "");
-		else
-			finding_title(&s->findings, f, "%s %s: its RECORD has %zu line%s it cannot be checked against",
-				      d->name, d->version ? d->version : "", d->problems.n, d->problems.n == 1 ? "" : "s");
-		/* malformed lines, sizes out of range: said, not taken as a size */
-		struct value *bad = val_arr(a);
-		for (size_t k = 0; k < d->problems.n; k++) {
-			val_push(a, bad, val_str(a, d->problems.item[k]));
-			finding_line(&s->findings, f, "%s: %s", d->meta, (const char *)d->problems.item[k]);
-		}
-		val_set(a, f->fields, "record_problems", bad);
-		val_set_str(a, f->fields, "distribution", d->name);
-		val_set_int(a, f->fields, "missing", (int64_t)missing);
-		val_set_int(a, f->fields, "size_differs", (int64_t)sized);
-		val_set_int(a, f->fields, "hash_differs", (int64_t)hashed);
-		val_set(a, f->fields, "files", list);
-		for (size_t k = 0; k < list->u.list.n && k < 5; k++)
-			finding_line(&s->findings, f, "%s: %s", val_get_str(list->u.list.item[k], "path"),
-				     val_get_str(list->u.list.item[k], "problem"));
-		finding_fix(&s->findings, f, "reinstall %s (pip install --force-reinstall --no-deps %s==%s)", d->name,
-			    d->name, d->version ? d->version : "<version>");
-	}
-	/* binaries no RECORD owns */
-	if (!x->c->inv.dists.all.n)
-		return;
-	struct value *list = val_arr(a);
-	size_t n = 0;
-	const char *first_dir = NULL;
-	for (size_t i = 0; i < x->c->inv.nobj; i++) {
-		const struct inv_obj *io = x->c->inv.obj[i];
-		if (io->dist || io->in_stdlib || !io->site)
-			continue;
-		n++;
-		if (!first_dir)
-			first_dir = io->path;
-		if (list->u.list.n < MAX_RECORD_REPORT)
-			val_push(a, list, val_str(a, io->path));
-	}
-	if (!n)
-		return;
-	/* a RECORD that could not be read owns nothing: say so, not "by hand" */
-	struct value *unread = val_arr(a);
-	for (size_t i = 0; i < x->c->inv.dists.all.n; i++) {
-		const struct dist *d = x->c->inv.dists.all.item[i];
-		if (d->record_error)
-			val_push(a, unread, val_str(a, arena_printf(a, "%s/RECORD: %s", d->meta, d->record_error)));
-	}
-	struct finding *f = finding_add(&s->findings, "record-mismatch", SEV_WARNING, first_dir);
-	if (unread->u.list.n)
-		finding_title(&s->findings, f, "%zu binar%s that no installed distribution's RECORD lists (%zu RECORD "
-			      "file%s could not be read)", n, n == 1 ? "y" : "ies", unread->u.list.n,
-			      unread->u.list.n == 1 ? "" : "s");
-	else
-		finding_title(&s->findings, f, "%zu binar%s that no installed distribution's RECORD lists (copied in by "
-			      "hand?)", n, n == 1 ? "y" : "ies");
-	val_set(a, f->fields, "unowned", list);
-	val_set(a, f->fields, "unreadable_records", unread);
-	for (size_t k = 0; k < unread->u.list.n; k++)
-		finding_line(&s->findings, f, "could not read %s", unread->u.list.item[k]->u.s);
-	for (size_t k = 0; k < list->u.list.n && k < 5; k++)
-		finding_line(&s->findings, f, "%s", list->u.list.item[k]->u.s);
-	finding_fix(&s->findings, f, "install these through a package (or remove them): files copied from another "
-				     "host are built for that host's torch and CUDA");
-}
-
 /*
  * Files named like extension modules that are no file Python can import
  * (a FIFO, a socket, a directory, a link to nothing or in a loop, one it
  * may not read, a path over PATH_MAX): the import fails, so each is a
  * failing module, with the reason.
  */
-static bool in_focus(const struct check_options *o, const char *path);
-
-static void broken_extensions(struct check_ctx *x)
-{
-	struct scan *s = x->s;
-	struct env_check *c = x->c;
-	for (size_t i = 0; i < c->inv.broken.n; i++) {
-		const struct inv_broken *b = c->inv.broken.item[i];
-		if (!inventory_module_file(&c->env, path_basename(b->path)))
-			continue;
-		if (x->o->nfocus && !in_focus(x->o, b->path))
-			continue;
-		struct finding *f = finding_add(&s->findings, "extension-unreadable", SEV_ERROR, b->path);
-		finding_title(&s->findings, f, "%s cannot be imported: %s", b->path, b->why);
-		val_set_str(&s->arena, f->fields, "reason", b->why);
-		finding_line(&s->findings, f, "Python finds the module by its file name, then cannot load it");
-		finding_fix(&s->findings, f, "replace it with the extension module's file (reinstall its package)");
-		c->nextensions++;
-		c->nfail_ext++;
-		c->nbroken_ext++;
-	}
-}
-
-static void namespace_shadow(struct check_ctx *x)
-{
-	struct scan *s = x->s;
-	struct ptrvec *all = &x->c->inv.dists.all;
-	for (size_t i = 0; i < all->n; i++) {
-		struct dist *d12 = all->item[i];
-		if (!str_starts(d12->norm, "nvidia-") || !str_ends(d12->norm, "-cu12"))
-			continue;
-		size_t stem = strlen(d12->norm) - 5;
-		for (size_t k = 0; k < all->n; k++) {
-			struct dist *d13 = all->item[k];
-			if (strlen(d13->norm) != stem || strncmp(d13->norm, d12->norm, stem) != 0 || !d13->version ||
-			    strtol(d13->version, NULL, 10) < 13)
-				continue;
-			/* the cu12 wheel's folder: nvidia/<component>/ */
-			const char *folder = NULL;
-			for (size_t n = 0; n < d12->nfile && !folder; n++) {
-				const char *p = strstr(d12->file[n].path, "/nvidia/");
-				if (p && strstr(p + 8, "/lib/")) {
-					const char *e = strchr(p + 8, '/');
-					folder = arena_strndup(&s->arena, p + 8, (size_t)(e - p - 8));
-				}
-			}
-			struct finding *f = finding_add(&s->findings, "namespace-shadow", SEV_WARNING, d12->meta);
-			finding_title(&s->findings, f, "import nvidia.%s finds the CUDA 12 files of %s %s, while %s %s "
-						       "(CUDA 13) is installed in nvidia/cu13",
-				      folder ? folder : "?", d12->name, d12->version ? d12->version : "", d13->name,
-				      d13->version);
-			val_set(&s->arena, f->fields, "import_name",
-				val_str(&s->arena, folder ? arena_printf(&s->arena, "nvidia.%s", folder) : NULL));
-			val_set_str(&s->arena, f->fields, "cuda12_distribution", d12->name);
-			val_set_str(&s->arena, f->fields, "cuda13_distribution", d13->name);
-			finding_line(&s->findings, f, "code that locates the library through the Python module (import "
-						      "nvidia.%s; its __path__ + /lib) loads the CUDA 12 copy",
-				     folder ? folder : "?");
-			finding_fix(&s->findings, f, "uninstall %s if nothing needs CUDA 12, or point the CUDA 13 users "
-						     "at nvidia/cu13/lib", d12->name);
-		}
-	}
-}
 
 /* ---- the pipeline ---- */
 
@@ -1181,6 +749,7 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 		}
 	}
 	inventory_build(s, &c->env, &c->inv);
+	c->externally_managed = pyenv_externally_managed(s, &c->env);
 	torch_layout_read(s, &c->env, &c->torch);
 	cxx_index_init(&x->cxx, &s->arena);
 	cuda_ctx_init(&x->cuda, s, FATBIN_SCAN_REGISTERED);
@@ -1229,7 +798,7 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 	return ST_OK;
 }
 
-static bool in_focus(const struct check_options *o, const char *path)
+bool check_in_focus(const struct check_options *o, const char *path)
 {
 	for (size_t i = 0; i < o->nfocus; i++) {
 		size_t n = strlen(o->focus[i]);
@@ -1340,20 +909,20 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 				if (g->caused_by < 0)
 					g->caused_by = f->index;
 				if (str_eq(g->id, "library-not-found"))
-					explain_missing(x, g, NULL);
+					check_explain_missing(x, g, NULL);
 			}
 		}
 	}
 	size_t to_judge = 0, judged = 0;
 	for (size_t i = 0; i < n; i++)
 		to_judge += (order[i]->is_extension || o->libraries_too || self_load_of(x, order[i])) &&
-			    (!o->nfocus || in_focus(o, order[i]->path));
+			    (!o->nfocus || check_in_focus(o, order[i]->path));
 	for (size_t i = 0; i < n; i++) {
 		struct inv_obj *io = order[i];
 		const struct self_load *loader = self_load_of(x, io);
 		if (!io->is_extension && !o->libraries_too && !loader)
 			continue;
-		if (o->nfocus && !in_focus(o, io->path))
+		if (o->nfocus && !check_in_focus(o, io->path))
 			continue;
 		scan_report(s, "checking", io->path, ++judged, to_judge);
 		const char *by = shadowed_by(x, io);
@@ -1391,11 +960,11 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 		c->ngpu_fail += v->gpu_fails;
 	}
 	c->env_finding_first = s->findings.list.n;
-	torch_import_majors(x);
-	duplicate_dist_info(x);
-	record_mismatch(x);
-	broken_extensions(x);
-	namespace_shadow(x);
+	check_torch_import_majors(x);
+	check_duplicate_dist_info(x);
+	check_record_mismatch(x);
+	check_broken_extensions(x);
+	check_namespace_shadow(x);
 	c->env_finding_end = s->findings.list.n;
 	/* bindings a snapshot could not settle (loader/process.h assumed) */
 	const struct ptrvec *as[2] = { &x->base.assumed, &x->torchp.assumed };

@@ -20,6 +20,7 @@
 
 #include "pyenv/importctx.h"
 #include "pyenv/selfload.h"
+#include "pyenv/sysowner.h"
 
 struct check_options {
 	const char *python;		/* --python: the interpreter (and environment) to use */
@@ -105,6 +106,8 @@ struct env_check {
 	const char *driver_stub;	/* the stub standing for libcuda.so.1 (--assume-driver), or NULL */
 	struct ptrvec assumed;		/* "symbol (library)": bound by assumption on a snapshot
 					 * that describes the library by name only (a guess) */
+	const char *externally_managed;	/* PEP 668: the interpreter's EXTERNALLY-MANAGED, or NULL */
+	struct sysowner sysowner;	/* the system package manager's files (read on first use) */
 };
 
 /* The JSON name of a verdict: "ok", "fails", "not-checked", "other-python", "cannot-tell". */

@@ -1,4 +1,5 @@
 #include "pyenv/providers.h"
+#include "pyenv/dist.h"
 
 /* The table is embedded as-is; the Makefile makes this object depend on it. */
 __asm__(".section .rodata\n"
@@ -79,4 +80,68 @@ const char *provider_pip_line(struct arena *a, const struct provider *pv)
 		return NULL;
 	return pv->version ? arena_printf(a, "pip install %s==%s", pv->dist, pv->version)
 			   : arena_printf(a, "pip install %s", pv->dist);
+}
+
+int provider_soname_major(struct arena *a, const char *soname)
+{
+	int found = 0;
+	size_t n = strlen(soname);
+	for (const char *line = abiscope_providers_tsv; *line;) {
+		const char *eol = strchr(line, '\n');
+		if (!eol)
+			eol = line + strlen(line);
+		if (line[0] != '#' && (size_t)(eol - line) > n && strncmp(line, soname, n) == 0 && line[n] == '\t') {
+			const struct provider *pv = parse_row(a, line, eol);
+			if (!pv->cuda_major || (found && pv->cuda_major != found))
+				return 0;	/* both majors ship it, or a row names none */
+			found = pv->cuda_major;
+		}
+		line = *eol ? eol + 1 : eol;
+	}
+	return found;
+}
+
+/* "nvidia-curand-cu12" -> 12; 0 without a -cuNN suffix. */
+static int suffix_major(const char *norm)
+{
+	const char *cu = strrchr(norm, '-');
+	if (!cu || strncmp(cu, "-cu", 3) != 0 || !cu[3])
+		return 0;
+	char *end;
+	long m = strtol(cu + 3, &end, 10);
+	return *end == '\0' && m >= 9 && m <= 99 ? (int)m : 0;
+}
+
+int provider_file_major(struct arena *a, const char *path, const struct dist *owner, const struct object *o,
+			const char **basis)
+{
+	const char *why = NULL;
+	int m = 0;
+	const char *cuf = path ? strstr(path, "/nvidia/cu") : NULL;
+	int folder = 0;
+	if (cuf) {
+		char *end;
+		long v = strtol(cuf + 10, &end, 10);
+		if (end != cuf + 10 && *end == '/' && v >= 9 && v <= 99)
+			folder = (int)v;
+	}
+	if (owner && owner->norm && (m = suffix_major(owner->norm)) != 0) {
+		why = arena_printf(a, "installed by %s", owner->name);
+	} else if (owner && owner->norm && str_starts(owner->norm, "nvidia-") && folder) {
+		m = folder;
+		why = arena_printf(a, "installed by %s into nvidia/cu%d", owner->name, folder);
+	} else if (folder) {
+		m = folder;
+		why = arena_printf(a, "in nvidia/cu%d", folder);
+	}
+	if (!m && o && o->kind == OBJ_ELF && o->elf_ok) {
+		if (o->elf.soname && (m = provider_soname_major(a, o->elf.soname)) != 0)
+			why = arena_printf(a, "its soname %s is CUDA %d's only", o->elf.soname, m);
+		for (size_t i = 0; !m && i < o->elf.nneeded; i++)
+			if ((m = provider_soname_major(a, o->elf.needed[i])) != 0)
+				why = arena_printf(a, "it needs %s", o->elf.needed[i]);
+	}
+	if (basis)
+		*basis = why;
+	return m;
 }

@@ -27,6 +27,26 @@ const struct provider *provider_lookup_cuda(struct arena *a, const char *soname,
  * version is unknown); NULL when pv is not a pip distribution. */
 const char *provider_pip_line(struct arena *a, const struct provider *pv);
 
+/* The CUDA major every row of soname names (libcudart.so.12: 12), or 0
+ * when both majors ship a library of that name (libcurand.so.10,
+ * libcusparse.so.12, libcufile.so.0, libnvToolsExt.so.1 ...) or it is no
+ * CUDA library: a soname alone never decides then. */
+int provider_soname_major(struct arena *a, const char *soname);
+
+/*
+ * The CUDA major of a library file from evidence it or its distribution
+ * carries, 0 when none decides: the distribution that installed it
+ * (owner: -cu12 / -cu13 in its name; an unsuffixed nvidia-* 13.x
+ * toolkit wheel, or any unsuffixed nvidia-* file in nvidia/cu13/), the
+ * folder (nvidia/cuNN/), a soname of one major (its own, or one it
+ * needs: a CUDA 13 libcusparse.so.12 needs libnvJitLink.so.13).  *basis
+ * (optional) says which.
+ */
+struct dist;
+struct object;
+int provider_file_major(struct arena *a, const char *path, const struct dist *owner, const struct object *o,
+			const char **basis);
+
 /* The raw table text (for tests). */
 const char *providers_table_text(void);
 

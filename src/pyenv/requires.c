@@ -269,27 +269,76 @@ static bool atom_holds(const char *s, size_t n, const struct marker_env *e)
 	return true;
 }
 
-/* "A and B or C": and binds tighter; parentheses are read as part of an atom. */
+/* A marker, by recursive descent: or of ands of atoms, an atom a
+ * comparison or a parenthesised marker. */
+struct mparse {
+	const char *p;
+	const struct marker_env *env;
+};
+
+static bool m_or(struct mparse *m);
+
+static bool m_word(struct mparse *m, const char *w)
+{
+	size_t n = strlen(w);
+	const char *q = skip_ws(m->p);
+	if (strncmp(q, w, n) != 0 || (q[n] && q[n] != ' ' && q[n] != '\t' && q[n] != '('))
+		return false;
+	m->p = q + n;
+	return true;
+}
+
+static bool m_atom(struct mparse *m)
+{
+	m->p = skip_ws(m->p);
+	if (*m->p == '(') {
+		m->p++;
+		bool v = m_or(m);
+		m->p = skip_ws(m->p);
+		if (*m->p == ')')
+			m->p++;
+		return v;
+	}
+	/* a comparison runs to the next " and ", " or " or unbalanced ')' outside quotes */
+	const char *st = m->p, *q = m->p;
+	char quote = 0;
+	while (*q) {
+		if (quote) {
+			if (*q == quote)
+				quote = 0;
+		} else if (*q == '"' || *q == '\'') {
+			quote = *q;
+		} else if (*q == ')' || (q > st && (strncmp(q, " and ", 5) == 0 || strncmp(q, " or ", 4) == 0))) {
+			break;
+		}
+		q++;
+	}
+	m->p = q;
+	return atom_holds(st, (size_t)(q - st), m->env);
+}
+
+static bool m_and(struct mparse *m)
+{
+	bool v = m_atom(m);
+	while (m_word(m, "and"))
+		v = m_atom(m) && v;
+	return v;
+}
+
+static bool m_or(struct mparse *m)
+{
+	bool v = m_and(m);
+	while (m_word(m, "or"))
+		v = m_and(m) || v;
+	return v;
+}
+
 bool marker_holds(const char *marker, const struct marker_env *env)
 {
 	if (!marker || !*marker)
-		return env->extra == NULL || true;
-	bool any_or = false;
-	const char *p = marker;
-	while (*p) {
-		const char *or = strstr(p, " or ");
-		const char *oe = or ? or : p + strlen(p);
-		bool all = true;
-		for (const char *q = p; q < oe;) {
-			const char *and = strstr(q, " and ");
-			const char *ae = and && and < oe ? and : oe;
-			all &= atom_holds(q, (size_t)(ae - q), env);
-			q = ae < oe ? ae + 5 : oe;
-		}
-		any_or |= all;
-		p = or ? or + 4 : oe;
-	}
-	return any_or;
+		return true;
+	struct mparse m = { marker, env };
+	return m_or(&m);
 }
 
 bool dist_requirement_on(struct arena *a, const struct dist *d, const char *norm, const struct marker_env *env,

@@ -41,11 +41,25 @@ const char *shell_word(struct arena *a, const char *s)
 	return arena_printf(a, "%s'", out);
 }
 
+/* The items as shell words, joined by spaces: measured, then written once
+ * (a plan may reinstall thousands of distributions). */
 static const char *items_text(struct arena *a, const struct fix_action *x)
 {
-	const char *out = "";
-	for (size_t i = 0; i < x->items.n; i++)
-		out = arena_printf(a, "%s%s%s", out, i ? " " : "", shell_word(a, x->items.item[i]));
+	const char **w = arena_calloc(a, x->items.n ? x->items.n : 1, sizeof *w);
+	size_t len = 1;
+	for (size_t i = 0; i < x->items.n; i++) {
+		w[i] = shell_word(a, x->items.item[i]);
+		len += strlen(w[i]) + 1;
+	}
+	char *out = arena_alloc(a, len), *p = out;
+	for (size_t i = 0; i < x->items.n; i++) {
+		if (i)
+			*p++ = ' ';
+		size_t n = strlen(w[i]);
+		memcpy(p, w[i], n);
+		p += n;
+	}
+	*p = '\0';
 	return out;
 }
 
@@ -81,12 +95,29 @@ void fix_action_finish(struct arena *a, struct fix_action *x)
 
 const char *fix_actions_command(struct arena *a, const struct ptrvec *actions)
 {
-	const char *out = NULL;
+	size_t len = 1, n = 0;
 	for (size_t i = 0; i < actions->n; i++) {
+		const struct fix_action *x = actions->item[i];
+		if (x->command) {
+			len += strlen(x->command) + 4;
+			n++;
+		}
+	}
+	if (!n)
+		return NULL;
+	char *out = arena_alloc(a, len), *p = out;
+	for (size_t i = 0, k = 0; i < actions->n; i++) {
 		const struct fix_action *x = actions->item[i];
 		if (!x->command)
 			continue;
-		out = out ? arena_printf(a, "%s && %s", out, x->command) : x->command;
+		if (k++) {
+			memcpy(p, " && ", 4);
+			p += 4;
+		}
+		size_t l = strlen(x->command);
+		memcpy(p, x->command, l);
+		p += l;
 	}
+	*p = '\0';
 	return out;
 }

@@ -49,6 +49,9 @@ static const char *key_of(struct arena *a, const struct finding *f)
 				    val_get(v, "optional_module") ? "optional" : "core");
 	if (str_eq(f->id, "import-fails"))
 		return "import-fails";
+	if (str_eq(f->id, "cuda-major-mismatch") && lib && val_get_str(v, "other"))
+		/* two majors of one library in a process: one cause, whatever loads them */
+		return arena_printf(a, "majors:%s:%s", path_basename(lib), val_get_str(v, "other"));
 	if (str_eq(f->id, "depends-on-self-load")) {
 		/* every module that depends on the same call: one cause */
 		const struct value *line = val_get(v, "line");
