@@ -147,6 +147,11 @@ half = dict(before, **{"mod:a.x": True})
 t.ok(F.judge(before, half, targets, False)["verdict"] == "partial-unsaid"
      and F.judge(before, half, targets, True)["verdict"] == "partial-said", "judge: partial, said or not")
 t.ok(F.judge(before, before, targets, False)["verdict"] == "wrong", "judge: wrong when nothing is fixed")
+r = F.judge(before, dict(ok_after, **{"mod:a.y": "crash"}), targets, False)
+t.ok(r["verdict"] == "right" and r["crashed"] == ["mod:a.y"], "judge: a target the oracle's child dies in after "
+     "the fix is not measured, counted neither way", r)
+r = F.judge(before, dict(ok_after, **{"mod:b.z": "crash"}), targets, False)
+t.ok(r["verdict"] == "harmful", "judge: a module that imported and crashes after the fix is broken", r)
 t.ok(F.judge(before, before, {"mod:b.z", "mod:c.w"}, False)["verdict"] == "not-failing",
      "judge: a cause whose targets really import (or crash) concerns nothing failing")
 t.ok(F.judge(before, {}, targets, False, has_actions=False)["verdict"] == "no-action"
