@@ -858,7 +858,8 @@ def run_case(case, baseline=False, keep=False, save_as="latest", first_only=Fals
                     cache["after"][key] = entry  # (a lack of disk is measured again next time)
                     json.dump(cache, open(cache_path, "w"))
                 shutil.rmtree(cst.dir, ignore_errors=True)
-            entry = cache["after"][key]
+            else:
+                entry = cache["after"][key]
             after = units(entry["oracle"], os.path.join(wd, "broken" if entry.get("unchanged") else "fix"))[0] \
                 if entry.get("applied") else {}
             row.update(judge(before, after, targets, said, applied=entry["applied"]))
