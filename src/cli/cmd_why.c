@@ -175,8 +175,13 @@ static void print_text(struct scan *s, const struct why_cli *o, const struct why
 	if (q->exe)
 		fprintf(t.out, "%sprocess%s  %s%s%s%s\n", c_bold(&t), c_reset(&t), one_line(q->exe),
 			ir && ir->how ? " (" : "", ir && ir->how ? ir->how : "", ir && ir->how ? ")" : "");
-	fprintf(t.out, "%sloader%s   %s, glibc %d.%d\n", c_bold(&t), c_reset(&t), fa->interp,
+	fprintf(t.out, "%sloader%s   %s, glibc %d.%d", c_bold(&t), c_reset(&t), fa->interp,
 		fa->glibc_major, fa->glibc_minor);
+	if (fa->machine != s->objs.host.machine)
+		fprintf(t.out, ", %s", elf_machine_name(fa->machine));
+	if (fa->page_size != 4096)
+		fprintf(t.out, ", %llu KiB pages", (unsigned long long)fa->page_size / 1024);
+	fprintf(t.out, "\n");
 	if (o->gpu_line)
 		fprintf(t.out, "%sgpu%s      %s\n", c_bold(&t), c_reset(&t), o->gpu_line);
 	if (meaning)
@@ -351,6 +356,10 @@ static void print_json(struct scan *s, const struct why_request *q, struct why_r
 	jw_kstr(&w, "how", ir ? ir->how : NULL);
 	jw_kstr(&w, "interpreter", fa->interp);
 	jw_kstr(&w, "glibc", arena_printf(&s->arena, "%d.%d", fa->glibc_major, fa->glibc_minor));
+	jw_kstr(&w, "machine", elf_machine_name(fa->machine));
+	jw_key(&w, "page_size");
+	jw_int(&w, (long long)fa->page_size);
+	jw_kstr(&w, "cwd", s->fs.cwd);
 	jw_kstr(&w, "ld_library_path", q->opt.ld_library_path);
 	jw_kstr(&w, "binding", q->opt.lazy ? "RTLD_LAZY" : "RTLD_NOW");
 	jw_kstr(&w, "dlopen_flags", dlopen_flags(&s->arena, q));

@@ -829,6 +829,8 @@ static struct finding *convert(struct conv *c, const struct failure *fl, bool fi
 	case FAIL_STATIC_TLS:
 		f = finding_add(L, "static-tls-exhausted", sev, fl->path);
 		finding_title(L, f, "%s", fl->dlerror);
+		if (fl->detail)
+			finding_line(L, f, "%s", fl->detail);
 		finding_line(L, f, "it uses initial-exec TLS; dlopen()ed objects share what is left of the "
 				   "static TLS block, about 1664 bytes by default (the surplus: "
 				   "glibc.rtld.optional_static_tls and glibc.rtld.nns)");

@@ -375,6 +375,7 @@ static void read_dynamic_entries(struct arena *a, struct elf_file *ef, struct by
 		case DT_BIND_NOW_: ef->dt_bind_now = true; break;
 		case DT_TEXTREL_: ef->dt_textrel = true; break;
 		case DT_SYMBOLIC_: ef->dt_symbolic = true; break;
+		case DT_AARCH64_VARIANT_PCS_: ef->aarch64_variant_pcs = ef->machine == EM_AARCH64_; break;
 		case DT_ABISCOPE_HASHED: ef->hashed_names = true; break;
 		case DT_ABISCOPE_PARTIAL: ef->exports_unknown = true; break;
 		case DT_ABISCOPE_FAULT: r->fault = val; r->has_fault = true; break;
@@ -919,6 +920,7 @@ bool elf_sym_head(const struct elf_file *ef, uint32_t idx, struct elf_sym *out)
 	out->bind = info >> 4;
 	out->type = info & 0xf;
 	out->visibility = other & 3;
+	out->other = other;
 	out->name = "";
 	out->name_fault = false;
 	out->versym = 0;

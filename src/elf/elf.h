@@ -59,7 +59,12 @@ enum {
 	DT_RELCOUNT_ = 0x6ffffffa, DT_FLAGS_1_ = 0x6ffffffb, DT_VERDEF_ = 0x6ffffffc,
 	DT_VERDEFNUM_ = 0x6ffffffd, DT_VERNEED_ = 0x6ffffffe, DT_VERNEEDNUM_ = 0x6fffffff,
 	DT_AUXILIARY_ = 0x7ffffffd, DT_FILTER_ = 0x7fffffff,
+	DT_AARCH64_VARIANT_PCS_ = 0x70000005,	/* on aarch64 only (a DT_LOPROC tag) */
 };
+
+/* st_other's bit for a function with a variant procedure call standard
+ * (SVE, vector PCS): the loader binds its PLT slot at load even lazily. */
+#define STO_AARCH64_VARIANT_PCS_ 0x80
 
 /* Marks an image synthesised from a snapshot (an OS-specific tag value). */
 #define DT_ABISCOPE_HASHED 0x6ab15c00
@@ -119,6 +124,7 @@ struct elf_sym {
 	bool name_fault;	/* ... because it lies outside the object's memory */
 	uint64_t value, size;
 	uint8_t bind, type, visibility;
+	uint8_t other;		/* st_other whole (visibility and machine bits) */
 	uint16_t shndx;
 	uint16_t versym;	/* raw versym entry (0 when none) */
 };
@@ -180,6 +186,7 @@ struct elf_file {
 	const char *soname, *rpath, *runpath;	/* NULL when absent */
 	uint64_t dt_flags, dt_flags_1;
 	bool dt_bind_now, dt_textrel, dt_symbolic;
+	bool aarch64_variant_pcs;	/* DT_AARCH64_VARIANT_PCS: some symbols use a variant PCS */
 	/* An image abiscope synthesised from a snapshot: exported symbols are
 	 * named "#<16 hex digits of elf_name_hash64(name)>" (DT_ABISCOPE_HASHED). */
 	bool hashed_names;

@@ -357,6 +357,14 @@ static uint8_t tls_kind(const struct elf_file *ef, uint32_t type)
 	return type == 1030 ? RELOC_TLS_IE : type == 1031 ? RELOC_TLS_DESC : 0;
 }
 
+/* aarch64's elf_machine_lazy_rel binds a JUMP_SLOT of a variant-PCS
+ * symbol at load, even lazily, when the object has DT_AARCH64_VARIANT_PCS. */
+static bool variant_pcs(const struct elf_file *ef, uint32_t symidx)
+{
+	struct elf_sym s;
+	return ef->aarch64_variant_pcs && elf_sym_head(ef, symidx, &s) && (s.other & STO_AARCH64_VARIANT_PCS_);
+}
+
 /* A TLS relocation that binds in the object itself: the first of its kind. */
 static void self_tls(struct ref_builder *rb, uint8_t tls)
 {
@@ -394,7 +402,7 @@ static void add_ref(struct ref_builder *rb, uint32_t type, uint32_t symidx, bool
 			self_tls(rb, tls);
 		return;
 	}
-	bool deferrable = in_plt_range && rm && type == rm->jump_slot;
+	bool deferrable = in_plt_range && rm && type == rm->jump_slot && !variant_pcs(rb->ef, symidx);
 	uint32_t *slot = rb->slot[cls];
 	if (!slot) {
 		slot = rb->slot[cls] = arena_calloc(rb->a, rb->ef->nsyms, sizeof *slot);
@@ -512,6 +520,19 @@ static const char *bad_type_text(struct arena *a, uint32_t type, bool plt)
 			    plt ? "PLT " : "", type);
 }
 
+/* What a refused type is, for the explanation. */
+static const char *bad_type_what(struct arena *a, const struct elf_file *ef, uint32_t type, bool plt)
+{
+	const char *name = elf_reloc_type_name(ef->machine, type);
+	const char *mach = ef->machine == EM_AARCH64_ ? "aarch64" : "x86-64";
+	if (plt)
+		return arena_printf(a, "is %s%s%#x%s in the PLT range, where lazy binding takes only JUMP_SLOT, "
+				       "TLSDESC and IRELATIVE", name ? name : "type ", name ? " (" : "", type,
+				    name ? ")" : "");
+	return arena_printf(a, "is %s%s%#x%s, a type glibc's %s loader does not apply", name ? name : "type ",
+			    name ? " (" : "", type, name ? ")" : "", mach);
+}
+
 /* The write at l_addr + r_offset. */
 static bool check_write(struct ref_builder *rb, struct elf_reloc_stop *st, const struct reloc_entry *e,
 			uint64_t size)
@@ -587,7 +608,8 @@ static void check_apply(struct ref_builder *rb, struct elf_reloc_stop *st, const
 	if (e->type == 0)
 		return;
 	if (!known_type(rb->ef, e->type)) {
-		stop_set(rb, st, e, 0, NULL, 0, bad_type_text(rb->a, e->type, false));
+		stop_set(rb, st, e, 0, bad_type_what(rb->a, rb->ef, e->type, false), 0,
+			 bad_type_text(rb->a, e->type, false));
 		return;
 	}
 	if (e->type == irelative_type(rb->ef) && !elf_image_executable(rb->ef, e->addend)) {
@@ -611,7 +633,8 @@ static void check_lazy(struct ref_builder *rb, const struct reloc_entry *e)
 	else if (e->type == irelative_type(rb->ef) || (aarch64 && e->type == tlsdesc))
 		check_apply(rb, st, e);
 	else if (e->type != tlsdesc)
-		stop_set(rb, st, e, 0, NULL, 0, bad_type_text(rb->a, e->type, true));
+		stop_set(rb, st, e, 0, bad_type_what(rb->a, rb->ef, e->type, true), 0,
+			 bad_type_text(rb->a, e->type, true));
 }
 
 static bool decode_entry(const struct ref_builder *rb, const struct elf_reltab *t, uint64_t i,

@@ -261,7 +261,8 @@ static struct failure *table_fault(struct process *p, struct fail_list *fails, s
 		return corrupt(fails, req, at_fault, NULL, true,
 			       arena_printf(p->arena, "%s: the process dies (%s)", where, signal_name(ft->signal)));
 	return corrupt(fails, req, at_fault, arena_printf(p->arena, "%s: %s", dso_filename(p, at_fault), ft->dlerror),
-		       false, arena_printf(p->arena, "its %s: %s", ft->table, ft->dlerror));
+		       false, ft->what ? arena_printf(p->arena, "its %s %s: %s", ft->table, ft->what, ft->dlerror)
+				       : arena_printf(p->arena, "its %s: %s", ft->table, ft->dlerror));
 }
 
 /* _dl_map_object_from_fd's refusals, in its order.  NULL when loadable. */
@@ -762,8 +763,10 @@ static void ref_version(const struct elf_file *ef, const struct elf_vslot *vs, s
 	*has = true;
 }
 
-/* The static TLS failure: named by the object whose block has no room. */
-static void static_tls_fail(struct process *p, struct fail_list *fails, struct lmap *req, struct lmap *owner)
+/* The static TLS failure: named by the object whose block has no room.
+ * why: what asks for the static place (a relocation type, DF_STATIC_TLS). */
+static void static_tls_fail(struct process *p, struct fail_list *fails, struct lmap *req, struct lmap *owner,
+			    const char *why)
 {
 	struct failure *f = fail_add(fails, FAIL_STATIC_TLS, req, true);
 	if (!f)
@@ -772,6 +775,18 @@ static void static_tls_fail(struct process *p, struct fail_list *fails, struct l
 	f->path = owner->name;
 	f->provider = owner;
 	f->dlerror = arena_printf(p->arena, "%s: cannot allocate memory in static TLS block", owner->name);
+	const struct elf_file *ef = &owner->obj->elf;
+	const char *size = arena_printf(p->arena, "%llu bytes (aligned to %llu)", (unsigned long long)ef->tls_memsz,
+					(unsigned long long)(ef->tls_align ? ef->tls_align : 1));
+	const char *left = arena_printf(p->arena, "where %zu bytes are left%s",
+					p->static_tls_size > p->static_tls_used ? p->static_tls_size - p->static_tls_used : 0,
+					ef->tls_align > p->static_tls_align
+						? arena_printf(p->arena, " at an alignment of %zu", p->static_tls_align) : "");
+	f->detail = req != owner
+		? arena_printf(p->arena, "%s reaches the TLS of %s %s: its %s need a place in the static TLS block, %s",
+			       req->path, owner->path, why, size, left)
+		: arena_printf(p->arena, "its %s of TLS are reached %s and need a place in the static TLS block, %s",
+			       size, why, left);
 }
 
 /*
@@ -791,7 +806,8 @@ static void tls_reloc(struct process *p, struct fail_list *fails, struct lmap *r
 		if (static_tls_take(p, &o->elf, false))
 			owner->tls_static = true;
 		else
-			static_tls_fail(p, fails, req, owner);
+			static_tls_fail(p, fails, req, owner,
+					arena_printf(p->arena, "initial-exec (%s)", elf_reloc_type_name(EM_AARCH64_, 1030)));
 	} else if (static_tls_take(p, &o->elf, true)) {
 		owner->tls_static = true;
 	}
@@ -879,7 +895,7 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 		if (static_tls_take(p, ef, false))
 			l->tls_static = true;
 		else
-			static_tls_fail(p, fails, l, l);
+			static_tls_fail(p, fails, l, l, "initial-exec (DF_STATIC_TLS)");
 	}
 	const struct elf_refs *refs = object_refs(p->oc, o);
 	/* TLS relocations that bind in the object itself, in their order

@@ -150,7 +150,8 @@ struct failure {
 	bool dies;
 	bool startup_fatal;		/* FAIL_CORRUPT raised as an error, not a version
 					 * problem: start-up stops ("error while loading") */
-	const char *detail;		/* FAIL_CORRUPT: what is corrupt, where */
+	const char *detail;		/* FAIL_CORRUPT: what is corrupt, where;
+					 * FAIL_STATIC_TLS: what needs how much, what is left */
 };
 
 struct glibc_tunables;
