@@ -279,6 +279,21 @@ static uint16_t machine_code(const struct advice *a)
 	return str_eq(a->machine, "aarch64") ? EM_AARCH64_ : EM_X86_64_;
 }
 
+/* Is every requirement of x one of change's (x does nothing else)? */
+static bool within(const struct fix_action *x, const struct fix_action *change)
+{
+	if (!change || x->kind != change->kind)
+		return false;
+	for (size_t i = 0; i < x->items.n; i++) {
+		bool in = false;
+		for (size_t k = 0; k < change->items.n && !in; k++)
+			in = str_eq(x->items.item[i], change->items.item[k]);
+		if (!in)
+			return false;
+	}
+	return true;
+}
+
 /* The plan's actions but skip, applied in a vfs and the check re-run; the
  * modules of the causes of wanted must import after, and every module that
  * imports today still. */
@@ -293,8 +308,19 @@ static void check_rerun(struct advice *a, const struct check_options *o, const s
 	}
 	struct scan s2;
 	scan_init(&s2, a->s->fs.root && a->s->fs.root[0] ? a->s->fs.root : NULL);
-	s2.fs.vfs = arena_calloc(&s2.arena, 1, sizeof *s2.fs.vfs);
-	vfs_init(s2.fs.vfs, &s2.arena, false);
+	/* a change of the search path only changes no file: the re-run reads the
+	 * objects the check parsed (scan_borrow_objects); one that changes files
+	 * sees them through an overlay, with a cache of its own */
+	bool files = false;
+	for (size_t i = 0; i < pl->actions.n; i++)
+		files |= ((const struct fix_action *)pl->actions.item[i])->kind != FIX_ADD_LIBRARY_PATH &&
+			 !within(pl->actions.item[i], skip);
+	if (files) {
+		s2.fs.vfs = arena_calloc(&s2.arena, 1, sizeof *s2.fs.vfs);
+		vfs_init(s2.fs.vfs, &s2.arena, false);
+	} else {
+		scan_borrow_objects(&s2, a->s);
+	}
 	struct check_options o2 = *o;
 	const char *llp = o->ld_library_path;
 	const char *cannot = NULL;
@@ -343,6 +369,7 @@ static void check_rerun(struct advice *a, const struct check_options *o, const s
 	}
 	if (cannot) {
 		res->why_not = cannot;
+		scan_return_objects(&s2);
 		scan_release(&s2);
 		return;
 	}
@@ -353,6 +380,7 @@ static void check_rerun(struct advice *a, const struct check_options *o, const s
 	const char *path = a->c->env.root;
 	if (check_env(&s2, path, &o2, &c2, &d) != ST_OK) {
 		res->why_not = arena_printf(ar, "the re-run failed: %s", d.msg);
+		scan_return_objects(&s2);
 		scan_release(&s2);
 		return;
 	}
@@ -404,23 +432,10 @@ static void check_rerun(struct advice *a, const struct check_options *o, const s
 	else
 		res->text = first_break ? first_break : first_stay ? first_stay : "?";
 	res->guess |= assumed;
+	scan_return_objects(&s2);
 	scan_release(&s2);
 }
 
-/* Is every requirement of x one of change's (x does nothing else)? */
-static bool within(const struct fix_action *x, const struct fix_action *change)
-{
-	if (!change || x->kind != change->kind)
-		return false;
-	for (size_t i = 0; i < x->items.n; i++) {
-		bool in = false;
-		for (size_t k = 0; k < change->items.n && !in; k++)
-			in = str_eq(x->items.item[i], change->items.item[k]);
-		if (!in)
-			return false;
-	}
-	return true;
-}
 
 void plan_check(struct advice *a, struct plan_state *ps, const struct check_options *o)
 {
