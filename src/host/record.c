@@ -426,6 +426,9 @@ static void set_tree(struct builder *b, const struct pyenv *e)
 	add_dir(b, &b->tree, e->root);
 	for (size_t i = 0; i < b->site.n; i++)
 		ptrvec_push(b->a, &b->tree, b->site.item[i]);
+	/* the interpreter's wrapper and version file: what the env runs */
+	for (size_t i = 0; i < e->npython_files; i++)
+		add_dir(b, &b->tree, e->python_files[i]);
 }
 
 static bool under_any(const struct ptrvec *dirs, const char *path)
@@ -445,13 +448,14 @@ static void describe(struct builder *b, const char *logical, unsigned want)
 	 * package: /proc/self/environ would carry our own secrets. */
 	if (fs_on_pseudo_fs(&b->s->fs, path))
 		return;
-	/* A package's file (under a site directory) linked to a file outside
-	 * the environment is kept as the link, not as what it points to: a
-	 * METADATA linked to ~/.netrc must not travel.  (The interpreter a
-	 * venv links to is outside by design and is described.) */
-	char norm[PATH_MAX];
-	path_normalize(logical, norm, sizeof norm);
-	if ((want & WANT_TEXT) && under_any(&b->site, norm) && !under_any(&b->tree, path))
+	/* The content of a text file travels only when the file is in the
+	 * environment (its root and site directories, as named or resolved):
+	 * a METADATA linked to ~/.netrc, a module a crafted relative import
+	 * reaches above the environment, any file outside it is kept as its
+	 * head (what it is), never as its text.  (Binaries outside, such as the
+	 * interpreter a venv links to and the system's libraries, are
+	 * described by design: their tables, not their bytes.) */
+	if ((want & WANT_TEXT) && !under_any(&b->tree, path))
 		want &= ~(unsigned)WANT_TEXT;
 	struct fs_stat st;
 	fs_stat(&b->s->fs, path, &st);

@@ -271,6 +271,8 @@ static void find_python_in(struct scan *s, struct pyenv *e, const char *bindir)
 			if (ir.path) {
 				e->python = ir.path;
 				e->python_how = ir.how;
+				for (size_t k = 0; k < ir.nread; k++)
+					e->python_files[e->npython_files++] = ir.read[k];
 			}
 		}
 	}
@@ -470,6 +472,11 @@ enum status pyenv_default(struct scan *s, const char *virtual_env, const char *c
 	enum status st = pyenv_open(s, ir.path, e, d);
 	if (st == ST_OK) {
 		e->python_how = ir.how;
+		if (!e->npython_files) {	/* the files of the python3 on PATH, unless the env's own */
+			for (size_t k = 0; k < ir.nread; k++)
+				e->python_files[k] = ir.read[k];
+			e->npython_files = ir.nread;
+		}
 		note(s, e, "the python3 on PATH (%s)", ir.how);
 	}
 	return st;

@@ -32,6 +32,9 @@ struct pyenv {
 	const char *root;		/* the environment or the folder given */
 	const char *python;		/* the interpreter's ELF executable, or NULL */
 	const char *python_how;		/* how it was found, for reports */
+	const char *python_files[2];	/* the text files it was found through (a pyenv shim and
+					 * its version file: interpreter.h), or none */
+	size_t npython_files;
 	int py_major, py_minor;		/* 0 when unknown */
 	const char **site;		/* site directories, sys.path order */
 	size_t nsite;

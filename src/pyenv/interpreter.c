@@ -167,6 +167,7 @@ void interp_resolve(struct arena *a, const struct fsview *fs, const char *name_o
 		return;
 	}
 	r->via = arena_strdup(a, found);
+	r->read[r->nread++] = r->via;
 	if (strstr(script, "pyenv") && strstr(script, "exec")) {
 		char shims[PATH_MAX], guessed_root[PATH_MAX];
 		path_dirname(found, shims, sizeof shims);
@@ -176,6 +177,8 @@ void interp_resolve(struct arena *a, const struct fsview *fs, const char *name_o
 			root = arena_strdup(a, guessed_root);
 		const char *source;
 		const char *ver = pyenv_version_of(a, fs, root, pyenv_version, &source);
+		if (source[0] == '/')
+			r->read[r->nread++] = source;
 		const char *program = path_basename(found);
 		if (str_eq(ver, "system")) {
 			const char *sys = path_lookup(a, fs, program, path_env, shims);

@@ -20,6 +20,11 @@ struct interp_result {
 	const char *via;	/* the wrapper it was found through, or NULL */
 	const char *how;	/* a sentence for reports: "pyenv shim, version 3.11.7" */
 	const char *problem;	/* when path is NULL: what to tell the user */
+	/* the text files the answer was read from (the wrapper script, the
+	 * pyenv version file that chose the version): part of what the
+	 * interpreter is, so a snapshot may carry them */
+	const char *read[2];
+	size_t nread;
 };
 
 /*

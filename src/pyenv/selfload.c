@@ -321,6 +321,27 @@ static void note_function(struct reader *r, struct file_state *fs, const char *n
 	}
 }
 
+/* How many packages deep the folder dir is below the site folder (pkg: 1,
+ * pkg/sub: 2); 0 when it is not below it. */
+static int package_depth(struct reader *r, const char *dir)
+{
+	const char *rd = rel(r, dir);
+	if (rd == dir || !*rd)
+		return 0;
+	int n = 1;
+	for (const char *c = rd; *c; c++)
+		n += *c == '/';
+	return n;
+}
+
+/* Is path a file of the package being read (under site/package/)? */
+static bool in_package(struct reader *r, const char *path)
+{
+	size_t sl = strlen(r->site), pl = strlen(r->package);
+	return strncmp(path, r->site, sl) == 0 && path[sl] == '/' && strncmp(path + sl + 1, r->package, pl) == 0 &&
+	       path[sl + 1 + pl] == '/' && !strstr(path + sl, "/../") && !strstr(path + sl, "/./");
+}
+
 /* "from . import a, b", "from .x import y", "from PKG.x import y",
  * "import PKG.x": the package's own modules the line imports. */
 static void own_import(struct reader *r, struct file_state *fs, const char *line, const char *le, const char *dir,
@@ -337,6 +358,11 @@ static void own_import(struct reader *r, struct file_state *fs, const char *line
 		int dots = 0;
 		while (*p == '.')
 			p++, dots++;
+		/* each dot past the first goes up one package, never above the
+		 * top-level one: Python raises "attempted relative import beyond
+		 * top-level package" (a file of pkg/sub/ may use two dots) */
+		if (dots > package_depth(r, dir))
+			return;
 		base = dir;
 		for (int i = 1; i < dots; i++) {
 			char up[PATH_MAX];
@@ -989,7 +1015,7 @@ static const struct fn_load *function_of(struct reader *r, const char *fpath, co
 		path_dirname(key, fdir, sizeof fdir);
 		if (!fpath)
 			fns = index_functions(r, at->text, fdir);
-		else if (fs_read_small(&r->s->fs, fpath, SELFLOAD_MAX_TEXT, &owned, &len, &d) == ST_OK)
+		else if (in_package(r, fpath) && fs_read_small(&r->s->fs, fpath, SELFLOAD_MAX_TEXT, &owned, &len, &d) == ST_OK)
 			fns = index_functions(r, owned, fdir);
 		else
 			fns = arena_calloc(&r->s->arena, 1, sizeof *fns);	/* unreadable: loads nothing */
@@ -1150,7 +1176,9 @@ static void statement(struct reader *r, struct file_state *fs, const struct line
 
 static void read_module(struct reader *r, const char *path, int depth)
 {
-	if (depth > 4 || r->seen.n >= SELFLOAD_MAX_FILES)
+	/* the import of a package runs its own files only: nothing above or
+	 * beside it is read (nor, so, recorded in a snapshot) */
+	if (depth > 4 || r->seen.n >= SELFLOAD_MAX_FILES || !in_package(r, path))
 		return;
 	for (size_t i = 0; i < r->seen.n; i++)
 		if (str_eq(r->seen.item[i], path))

@@ -70,6 +70,29 @@ expect_not_contains "$(cat "$FX/s2.json")" "s3cr3t-outside-value" "snapshot: a l
 expect_eq "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sorted(f["path"] for f in j["files"] if f["path"].startswith(("/proc","/sys"))))' "$FX/s2.json")" "[]" \
 	"snapshot: no file of /proc or /sys is described"
 
+# a relative import climbing above the top-level package (issue 26 item 2):
+# Python refuses it; the snapshot neither reads nor lists what is above
+mkdir -p "$FX/above/outside"
+make_env "$FX/above/env"
+printf 'SECRET = "s3cr3t-above-the-env"\n' >"$FX/above/outside/secret.py"
+printf 'from ......outside import secret\n' >"$FX/above/env/lib/python3.11/site-packages/pkg/__init__.py"
+(cd "$FX/above/env/lib/python3.11/site-packages" && python3 -c 'import pkg' >"$FX/above/py.txt" 2>&1)
+expect_contains "$(cat "$FX/above/py.txt")" "attempted relative import beyond top-level package" \
+	"the oracle: Python refuses an import that climbs above the top-level package"
+$ABISCOPE snapshot --no-driver -o "$FX/above/s.json" "$FX/above/env" >"$FX/above/out.txt" 2>&1
+expect_eq "$?" 0 "snapshot of an env whose package climbs above itself: exit 0"
+expect_not_contains "$(cat "$FX/above/s.json")" "s3cr3t-above-the-env" "snapshot: the module above the env is not embedded"
+expect_eq "$(python3 -c 'import json,sys; print([f["path"] for f in json.load(open(sys.argv[1]))["files"] if f["path"].startswith(sys.argv[2] + "/") and not f["path"].startswith(sys.argv[2] + "/env")])' "$FX/above/s.json" "$FX/above")" "[]" \
+	"snapshot: nothing above the env is described or listed"
+
+# a file of the env's root (not of a site folder) linked out of it: kept as what it is, not its text
+make_env "$FX/above/env2"
+{ cat "$FX/above/env2/pyvenv.cfg"; echo "# s3cr3t-linked-out-of-the-root"; } >"$FX/above/pyvenv.cfg"
+ln -sf "$FX/above/pyvenv.cfg" "$FX/above/env2/pyvenv.cfg"
+$ABISCOPE snapshot --no-driver -o "$FX/above/s2.json" "$FX/above/env2" >"$FX/above/out2.txt" 2>&1
+expect_not_contains "$(cat "$FX/above/s2.json")" "s3cr3t-linked-out-of-the-root" \
+	"snapshot: a root file linked out of the env travels as a link, not its text"
+
 # ---- 3. names from inspected files reach the terminal escaped
 ESC=$(printf '\033')
 mkdir -p "$FX/esc"
