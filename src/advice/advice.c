@@ -367,6 +367,12 @@ static bool required_by_other(struct advice *a, const struct dist *d)
 
 static void record(struct advice *a, struct finding *f)
 {
+	/* files a system package's list names that are gone: that package, reinstalled */
+	const char *listed = val_get_str(f->fields, "system_package");
+	if (listed && !val_get_str(f->fields, "distribution") && f->severity != SEV_NOTE) {
+		add(a, f, system_package(a, listed));
+		return;
+	}
 	/* a distribution's mismatch names its metadata folder as the object */
 	struct dist *d = NULL;
 	if (f->object && val_get_str(f->fields, "distribution")) {
@@ -388,8 +394,12 @@ static void record(struct advice *a, struct finding *f)
 		pkg = advice_system_owner(a, val_get_str(files->u.list.item[k], "path"));
 	if (!pkg)
 		pkg = advice_system_owner(a, d->meta);
-	if (pkg)
-		return;	/* the system package's files: its build changed them (check says so, as a note) */
+	if (pkg) {
+		/* the system package's files: gone, it puts them back; changed by its build, a note */
+		if (f->severity != SEV_NOTE)
+			add(a, f, system_package(a, pkg));
+		return;
+	}
 	if (files_gone(a, d) && !required_by_other(a, d)) {
 		/* metadata of a distribution whose files are gone, which nothing installed requires */
 		struct fix_action *x = remove_path(a, d->meta);

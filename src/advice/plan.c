@@ -285,10 +285,13 @@ static void plan_add(struct advice *a, const struct fix_action *x)
 			return;
 		strmap_put(ar, &ps->plan_items, key, MAP_YES);
 	}
-	/* the pip installs are few (by flags and index): one pass over them */
-	for (size_t i = 0; i < p->actions.n && !into && x->kind == FIX_PIP_INSTALL; i++) {
+	/* the pip installs (by flags and index) and the system packages (by
+	 * manager) are few: one pass over them */
+	for (size_t i = 0; i < p->actions.n && !into; i++) {
 		struct fix_action *y = p->actions.item[i];
-		if (same_flags(x, y))
+		if ((x->kind == FIX_PIP_INSTALL && same_flags(x, y)) ||
+		    (x->kind == FIX_SYSTEM_PACKAGE && y->kind == x->kind && x->manager && y->manager &&
+		     str_eq(x->manager, y->manager)))
 			into = y;
 	}
 	if (!into) {

@@ -138,9 +138,8 @@ void render_check_causes(const struct term *t, struct arena *a, const struct che
 		fprintf(t->out, "%s%s%zu root cause%s%s\n", c_bold(t), v->prefix, nerr, nerr == 1 ? "" : "s", c_reset(t));
 	for (int sev = SEV_ERROR; sev <= SEV_NOTE; sev++) {
 		if (sev == SEV_WARNING && nwarn)
-			fprintf(t->out, "%s%s%zu warning%s%s (not root causes: nothing fails because of %s)\n", nerr ? "\n" : "",
-				c_bold(t), nwarn,
-				nwarn == 1 ? "" : "s", c_reset(t), nwarn == 1 ? "it" : "them");
+			fprintf(t->out, "%s%s%zu warning%s%s (not counted as root causes)\n", nerr ? "\n" : "",
+				c_bold(t), nwarn, nwarn == 1 ? "" : "s", c_reset(t));
 		if (sev == SEV_NOTE && (!v->verbose || !nnote))
 			break;
 		if (sev == SEV_NOTE)

@@ -1,5 +1,7 @@
 #include "pyenv/check.h"
 #include "pyenv/checkctx.h"
+#include "cxx/torch.h"
+#include "cxx/torchabi.h"
 
 #include <ctype.h>
 #include "cuda/verdict.h"
@@ -537,6 +539,38 @@ static void torch_import_depends(struct check_ctx *x, struct module_verdict *v, 
 	v->finding_end = s->findings.list.n;
 }
 
+/* A failure `import torch` would have prevented had it worked: a library of
+ * torch's own, or one in torch's folder or an NVIDIA wheel's (it loads or
+ * preloads them), or an undefined torch symbol. */
+static bool torch_would_mend(struct check_ctx *x, const struct finding *f)
+{
+	const char *lib = val_get_str(f->fields, "library");
+	if (str_eq(f->id, "library-not-found") && lib) {
+		if (torch_is_torch_library(lib))
+			return true;
+		const struct ptrvec *hits = inventory_find(&x->c->inv, path_basename(lib));
+		for (size_t i = 0; hits && i < hits->n; i++) {
+			const struct inv_obj *h = hits->item[i];
+			if (check_in_torch(x, h) || strstr(h->path, "/nvidia/"))
+				return true;
+		}
+		return false;
+	}
+	const char *sym = val_get_str(f->fields, "symbol");
+	bool stable;
+	if (!str_eq(f->id, "undefined-symbol") || !sym)
+		return false;
+	if (torchabi_is_torch_symbol(sym, &stable))
+		return true;
+	/* the API of a CUDA library torch's import loads globally or preloads */
+	static const char *const apis[] = { "cublas", "cuda", "nvrtc", "cufft", "curand", "cusparse", "cusolver",
+					     "nccl", "cudnn", "nvJitLink", "cupti", "nvtx", "cuFile" };
+	for (size_t i = 0; i < ARRAY_SIZE(apis); i++)
+		if (str_starts(sym, apis[i]))
+			return true;
+	return false;
+}
+
 static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict *v)
 {
 	struct scan *s = x->s;
@@ -601,6 +635,8 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	}
 	if (why && x->torch_ok)
 		p = &x->torchp;
+	/* it needs torch imported first, and that import fails: what it lacks then is that failure's */
+	bool torch_failed = why && !x->torch_ok && x->import_fails >= 0 && !check_in_torch(x, io);
 	struct proc_mark mark;
 	proc_mark_save(p, &mark);
 	why = self_loads(x, p, io, pi, why, false, NULL);
@@ -640,6 +676,8 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 		check_set_fields(s, f, io);
 		if (why)
 			val_set_str(&s->arena, f->fields, "context", why);
+		if (torch_failed && f->caused_by < 0 && torch_would_mend(x, f))
+			f->caused_by = x->import_fails;
 		if (str_eq(f->id, "library-not-found") && f->caused_by < 0)
 			check_explain_missing(x, f, io);
 	}
@@ -844,6 +882,7 @@ static struct check_ctx *ctx_of(struct scan *s, struct env_check *c, const struc
 	x->c = c;
 	x->o = o;
 	x->ops_wraps_error = -1;
+	x->import_fails = -1;
 	c->ctx = x;
 	return x;
 }
@@ -901,15 +940,46 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 			const struct import_step *sp = &c->torch_import.step[i];
 			finding_line(&s->findings, f, "%s: %s", sp->why, sp->ok ? "ok" : sp->error);
 		}
+		x->import_fails = f->index;
+		/* a step of the import that could not open a library (libtorch_global_deps.so's
+		 * libcudart.so.12): that library, explained as any missing one, is the root */
+		for (size_t i = 0; i < c->torch_import.nstep && !c->torch_import.c_module.nfail; i++) {
+			const struct import_step *sp = &c->torch_import.step[i];
+			const char *colon = !sp->ok && sp->error ? strstr(sp->error, ": cannot open shared object file") : NULL;
+			if (!colon || f->caused_by >= 0)
+				continue;
+			const char *lib = arena_strndup(&s->arena, sp->error, (size_t)(colon - sp->error));
+			if (strchr(lib, '/') || strchr(lib, ' '))
+				continue;
+			struct finding *g = finding_add(&s->findings, "library-not-found", SEV_ERROR, sp->path);
+			finding_title(&s->findings, g, "%s not found (needed by %s)", lib, path_basename(sp->path));
+			val_set_str(&s->arena, g->fields, "library", lib);
+			finding_line(&s->findings, g, "%s: %s", sp->why, sp->error);
+			check_explain_missing(x, g, NULL);
+			if (g->caused_by >= 0) {
+				struct finding *root = findings_at(&s->findings, (size_t)g->caused_by);
+				f->caused_by = root->index;
+				finding_line(&s->findings, root, "`import torch` fails for it: %s", c->torch_import.error);
+			}
+		}
 		if (c->torch_import.c_module.nfail) {
 			size_t before = s->findings.list.n;
 			why_findings(s, &q, &wr);
-			for (size_t i = before; i < s->findings.list.n; i++) {
+			size_t after = s->findings.list.n;
+			for (size_t i = before; i < after; i++) {
 				struct finding *g = findings_at(&s->findings, i);
 				if (g->caused_by < 0)
 					g->caused_by = f->index;
-				if (str_eq(g->id, "library-not-found"))
-					check_explain_missing(x, g, NULL);
+				if (!str_eq(g->id, "library-not-found"))
+					continue;
+				check_explain_missing(x, g, NULL);
+				/* a library torch needs that is missing is the root of its failing
+				 * import, and of everything that fails for it */
+				struct finding *root = g->caused_by >= 0 ? findings_at(&s->findings, (size_t)g->caused_by) : NULL;
+				if (root && root != f && f->caused_by < 0 && g->first_error) {
+					f->caused_by = root->index;
+					finding_line(&s->findings, root, "`import torch` fails for it: %s", c->torch_import.error);
+				}
 			}
 		}
 	}
@@ -963,6 +1033,7 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 	check_torch_import_majors(x);
 	check_duplicate_dist_info(x);
 	check_record_mismatch(x);
+	check_system_files(x);
 	check_broken_extensions(x);
 	check_namespace_shadow(x);
 	c->env_finding_end = s->findings.list.n;

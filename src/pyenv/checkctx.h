@@ -26,6 +26,7 @@ struct check_ctx {
 	struct strmap pkg_init;		/* "site/package" -> struct pkg_init * */
 	struct cxx_index cxx;		/* exports indexed once for every explanation */
 	struct cuda_ctx cuda;		/* device code read once; the GPU target */
+	int import_fails;		/* the import-fails finding of `import torch`, or -1 */
 	struct strmap dup_by_meta;	/* metadata folder -> its duplicate-dist-info finding's index + 1 */
 	struct ptrvec toolkit;		/* const char *: CUDA toolkit library folders outside the environment */
 	bool toolkit_read;
@@ -53,5 +54,6 @@ void check_duplicate_dist_info(struct check_ctx *x);
 void check_record_mismatch(struct check_ctx *x);
 void check_broken_extensions(struct check_ctx *x);
 void check_namespace_shadow(struct check_ctx *x);
+void check_system_files(struct check_ctx *x);
 
 #endif

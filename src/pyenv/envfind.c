@@ -256,7 +256,13 @@ void check_record_mismatch(struct check_ctx *x)
 		finding_fix(&s->findings, f, "reinstall %s (pip install --force-reinstall --no-deps %s==%s)", d->name,
 			    d->name, d->version ? d->version : "<version>");
 		const char *pkg = system_owner(x, d->meta);
-		if (pkg) {
+		if (pkg && missing) {
+			/* files the system package installed are gone: that package puts them back */
+			val_set_str(a, f->fields, "system_package", pkg);
+			finding_line(&s->findings, f, "the system package %s (%s) installed them, and %zu %s gone", pkg,
+				     x->c->sysowner.manager, missing, missing == 1 ? "is" : "are");
+			finding_fix(&s->findings, f, "reinstall %s: apt-get install --reinstall %s", pkg, pkg);
+		} else if (pkg) {
 			/* a distribution's build strips and patches the wheel's files after RECORD was written */
 			f->severity = SEV_NOTE;
 			val_set_str(a, f->fields, "system_package", pkg);
@@ -369,5 +375,79 @@ void check_namespace_shadow(struct check_ctx *x)
 			finding_fix(&s->findings, f, "uninstall %s if nothing needs CUDA 12, or point the CUDA 13 users "
 						     "at nvidia/cu13/lib", d12->name);
 		}
+	}
+}
+
+/* A system Python's packages are listed by its package manager, not RECORD
+ * (Debian's python3-numpy ships an egg-info): the files of its lists under
+ * the site folders that an import needs and that are gone, one finding per
+ * package, sorted by package name. */
+struct gone_pkg {
+	const char *pkg;
+	struct ptrvec paths;
+};
+
+static int cmp_gone(const void *a, const void *b)
+{
+	return strcmp((*(struct gone_pkg *const *)a)->pkg, (*(struct gone_pkg *const *)b)->pkg);
+}
+
+void check_system_files(struct check_ctx *x)
+{
+	struct scan *s = x->s;
+	struct arena *a = &s->arena;
+	const struct pyenv *e = &x->c->env;
+	if (e->kind != PYENV_PREFIX && e->kind != PYENV_SITE)
+		return;
+	struct sysowner *so = &x->c->sysowner;
+	sysowner_of(s, so, e, "/");	/* the lists, read once */
+	if (!so->manager)
+		return;
+	struct strmap by_pkg = { 0 };
+	struct ptrvec pkgs = { 0 };
+	size_t pos = 0;
+	const char *path;
+	void *pkg;
+	while (strmap_next(&so->by_path, &pos, &path, &pkg)) {
+		if (!import_relevant(path))
+			continue;
+		struct fs_stat st;
+		fs_stat(&s->fs, path, &st);
+		if (st.kind != FS_MISSING)
+			continue;
+		struct gone_pkg *g = strmap_get(&by_pkg, pkg);
+		if (!g) {
+			g = arena_calloc(a, 1, sizeof *g);
+			g->pkg = pkg;
+			strmap_put(a, &by_pkg, g->pkg, g);
+			ptrvec_push(a, &pkgs, g);
+		}
+		ptrvec_push(a, &g->paths, (void *)path);
+	}
+	sort_items(pkgs.item, pkgs.n, sizeof *pkgs.item, cmp_gone);
+	for (size_t i = 0; i < pkgs.n; i++) {
+		const struct gone_pkg *g = pkgs.item[i];
+		struct finding *f = finding_add(&s->findings, "record-mismatch", SEV_WARNING, g->paths.item[0]);
+		finding_title(&s->findings, f, "%zu file%s the system package %s installed %s gone", g->paths.n,
+			      g->paths.n == 1 ? "" : "s", g->pkg, g->paths.n == 1 ? "is" : "are");
+		struct value *list = val_arr(a);
+		for (size_t k = 0; k < g->paths.n; k++) {
+			if (k < MAX_RECORD_REPORT) {
+				struct value *o = val_obj(a);
+				val_set_str(a, o, "path", g->paths.item[k]);
+				val_set_str(a, o, "problem", "missing");
+				val_push(a, list, o);
+			}
+			if (k < 5)
+				finding_line(&s->findings, f, "%s: missing (%s's list names it)", (const char *)g->paths.item[k],
+					     so->manager);
+		}
+		val_set(a, f->fields, "files", list);
+		val_set_int(a, f->fields, "missing", (int64_t)g->paths.n);
+		val_set_str(a, f->fields, "system_package", g->pkg);
+		val_set_str(a, f->fields, "manager", so->manager);
+		finding_line(&s->findings, f, "an import that needs one of them fails (Python finds no module, or the "
+					      "module's own import of it fails)");
+		finding_fix(&s->findings, f, "reinstall %s: apt-get install --reinstall %s", g->pkg, g->pkg);
 	}
 }

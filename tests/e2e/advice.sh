@@ -101,11 +101,14 @@ $ABISCOPE check --json --root "$FX/sysroot" --python /usr/bin/python3 >"$FX/sys.
 expect_eq "$(py sys "[a['action'] for a in A if a['action'].startswith('pip')]")" "[]" \
 	"sysroot: no pip action anywhere (EXTERNALLY-MANAGED, dpkg's files)"
 expect_eq "$(py sys "[(a['action'], a['manager'], a['packages']) for a in P['actions']]")" \
-	"[('system-package', 'dpkg', ['libyamlish0'])]" "sysroot: the missing library's package reinstalled (dpkg's list names it)"
-expect_eq "$(py sys "[(f['severity'], f.get('system_package')) for f in F if f['id']=='record-mismatch']")" \
+	"[('system-package', 'dpkg', ['libyamlish0', 'python3-yamlish'])]" \
+	"sysroot: the missing library's package reinstalled (dpkg's list names it), and the package whose module is gone"
+expect_eq "$(py sys "[(f['severity'], f['system_package'], f['missing']) for f in F if f['id']=='record-mismatch' and 'distribution' not in f]")" \
+	"[('warning', 'python3-yamlish', 1)]" "sysroot: a module file dpkg's list names and that is gone is said (no RECORD needed)"
+expect_eq "$(py sys "[(f['severity'], f.get('system_package')) for f in F if f['id']=='record-mismatch' and 'distribution' in f]")" \
 	"[('note', 'python3-yamlish')]" "sysroot: a RECORD Debian's build made stale is a note about dpkg's files, not a root cause"
-expect_eq "$(py sys "[c['id'] for c in C if c['severity'] in ('error','warning')]")" "['library-not-installed']" \
-	"sysroot: one root cause, no 'binaries copied in by hand' for dpkg's own"
+expect_eq "$(py sys "[c['id'] for c in C if c['severity'] in ('error','warning')]")" "['library-not-installed', 'record-mismatch']" \
+	"sysroot: one root cause and the gone file, no 'binaries copied in by hand' for dpkg's own"
 rules sys
 
 # ---- 6. a conflict: keep what imports, move the minority to the release its pin matches
@@ -132,7 +135,7 @@ expect_eq "$(py multipy "sorted(f['object'].rsplit('/',1)[1] for f in F if f['id
 	"multipy: the modules a py3-none wheel ships for other Pythons are no finding; a stray one no RECORD lists is"
 $ABISCOPE check --color never --assume-driver "$FX/multipy" >"$FX/multipy.txt" 2>&1
 expect_eq "$(grep -c -E '^([0-9]+ )?root causes?$' "$FX/multipy.txt")" 0 "multipy: warnings are not counted as root causes"
-expect_contains "$(cat "$FX/multipy.txt")" "warnings (not root causes" "multipy: they are said apart"
+expect_contains "$(cat "$FX/multipy.txt")" "warnings (not counted as root causes)" "multipy: they are said apart"
 $ABISCOPE check --color never --assume-driver "$FX/three" >"$FX/three.txt" 2>&1
 n=$(wc -l <"$FX/three.txt")
 [ "$n" -le 45 ] && pass "three failing packages: the default text fits 45 lines ($n)" ||
@@ -141,6 +144,15 @@ expect_contains "$(cat "$FX/three.txt")" "then: cause 1 remains" "three: the pla
 check_json three "$FX/three"
 expect_eq "$(py three "sorted(len([x for x in C if x['key']==c['key']]) for c in C)")" "[1, 1, 1]" "three: each cause once"
 rules three
+
+# ---- import torch fails for a library it requires: one cause, at torch's pin
+check_json nocudart "$FX/nocudart"
+expect_eq "$(py nocudart "[(c['id'], F[c['lead']]['library'], sorted(c['modules'])) for c in C if c['severity']=='error']")" \
+	"[('library-not-installed', 'libcudart.so.12', ['libtorch_global_deps.so', 'sgl_kernel.common_ops', 'torch'])]" \
+	"nocudart: the missing library is the root of torch's failing import and of what fails with it, said once"
+expect_eq "$(py nocudart "[a['requirements'] for a in P['actions']]")" "[['nvidia-cuda-runtime-cu12==12.8.90']]" \
+	"nocudart: the fix installs it at the version torch's own Requires-Dist pins"
+rules nocudart
 
 # ---- issue 28: the version the installed torch pins
 check_json pins "$FX/pins"
