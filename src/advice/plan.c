@@ -397,7 +397,7 @@ static const char *cand_text(struct advice *a, const struct plan_state *ps, cons
 	for (size_t i = 0; i < ps->npkg; i++)
 		if (cand->move_to[i]) {
 			const struct plan_pkg *p = &ps->pkg[i];
-			moved = arena_printf(ar, "%s%s%s %s -> %s", moved, n++ ? ", " : "", p->name,
+			moved = arena_printf(ar, "%s%s%s%s%s -> %s", moved, n++ ? ", " : "", p->name, p->version ? " " : "",
 					     p->version ? p->version : "", cand->move_to[i]);
 		}
 	const char *t = a->c->torch.version ? a->c->torch.version : "?";
@@ -408,7 +408,8 @@ static const char *cand_text(struct advice *a, const struct plan_state *ps, cons
 	for (size_t i = 0; i < ps->npkg; i++)
 		if (cand->fixes_pkg[i] && !cand->move_to[i]) {
 			const struct plan_pkg *p = &ps->pkg[i];
-			why = arena_printf(ar, "%s%s%s %s", why, *why ? ", " : "", p->name, p->version ? p->version : "");
+			why = arena_printf(ar, "%s%s%s%s%s", why, *why ? ", " : "", p->name, p->version ? " " : "",
+					   p->version ? p->version : "");
 		}
 	return arena_printf(ar, "torch %s -> %s (%s%s%s)%s%s%s", t, cand->version,
 			    cand->index_url ? "PyTorch's " : "PyPI's build, CUDA ",
