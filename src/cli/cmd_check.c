@@ -14,7 +14,7 @@
 #include "host/snapshot.h"
 #include "cuda/arch.h"
 
-#include <sys/stat.h>
+#include <errno.h>
 
 struct check_cli {
 	const char *paths[64];
@@ -465,12 +465,23 @@ static enum status place_paths(struct scan *s, struct check_cli *o, struct snaps
 {
 	const char *where[64];
 	const char *from[64];
+	bool is_dir[64];
 	size_t n = o->npaths;
 	for (size_t i = 0; i < n; i++) {
 		char abs[4096], norm[4096];
 		fs_absolute(&s->fs, o->paths[i], abs, sizeof abs);
 		path_normalize(abs, norm, sizeof norm);
 		o->paths[i] = arena_strdup(&s->arena, norm);
+		/* a PATH of this machine is a file or a folder, as for check
+		 * without --host: a missing one, a FIFO or a device is an error,
+		 * never "0 of 0" */
+		struct fs_stat st;
+		fs_stat(&s->fs, o->paths[i], &st);
+		if (st.kind == FS_MISSING)
+			return diag_errno(d, o->paths[i], st.err ? st.err : ENOENT, "cannot open");
+		if (st.kind != FS_REGULAR && st.kind != FS_DIR)
+			return diag_set(d, ST_NOT_FILE, o->paths[i], DIAG_NO_OFFSET, "not a file or folder");
+		is_dir[i] = st.kind == FS_DIR;
 		where[i] = host->nsite ? install_place(s, o->paths[i], host->site[0], &from[i]) : NULL;
 	}
 	snapshot_mount(s, host);
@@ -488,8 +499,7 @@ static enum status place_paths(struct scan *s, struct check_cli *o, struct snaps
 		}
 		/* not an installed file (a build folder): checked where it is,
 		 * with the host's interpreter */
-		struct stat st;
-		if (stat(o->paths[i], &st) == 0 && !S_ISDIR(st.st_mode)) {
+		if (!is_dir[i]) {
 			char dir[4096];
 			path_dirname(o->paths[i], dir, sizeof dir);
 			vfs_passthrough(s->fs.vfs, dir);

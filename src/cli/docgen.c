@@ -8,6 +8,8 @@
 #define WIDTH 79		/* --help is wrapped to this */
 #define SYNOPSIS_WIDTH 96	/* the README's synopses */
 #define MAX_OPTIONS 64
+/* every command: a report that does not reach stdout is no answer (main.c) */
+#define REPORT_LOST "; 3 also when the report could not be written (a full disk, a closed pipe)"
 
 /* ---- plain text ---- */
 
@@ -115,7 +117,9 @@ void cli_print_help(FILE *out, const struct cli_command *c)
 		}
 	}
 	fputs("\nexit status: ", out);
-	wrap(out, c->exit_status, strlen("exit status: "), 0);
+	char status[1024];
+	snprintf(status, sizeof status, "%s%s", c->exit_status, REPORT_LOST);
+	wrap(out, status, strlen("exit status: "), 0);
 }
 
 /* The synopsis, wrapped for the README: "abiscope why [--process EXE] ... TARGET" */
@@ -283,6 +287,7 @@ static void man_command(FILE *out, const struct cli_command *c)
 	}
 	fputs(".SH \"EXIT STATUS\"\n", out);
 	roff_str(out, c->exit_status);
+	roff_str(out, REPORT_LOST);
 	fputs("\n.SH \"SEE ALSO\"\n\\fBabiscope\\fR(1)\n", out);
 }
 
@@ -331,7 +336,8 @@ static void man_abiscope(FILE *out)
 	      "the loader's, unless \\-\\-ld\\-library\\-path gives the list (not read with \\-\\-root)\n"
 	      ".TP\n.B CUDA_HOME\nthe CUDA toolkit, for \\-\\-assume\\-driver and the JIT toolkits\n"
 	      ".SH \"EXIT STATUS\"\n"
-	      "0 nothing would fail, 1 something would fail, 2 usage error, 3 an input could not be read; "
+	      "0 nothing would fail, 1 something would fail, 2 usage error, 3 an input could not be read or "
+	      "the report could not be written (a full disk, a closed pipe); "
 	      "each command's page has the details.\n.SH \"SEE ALSO\"\n", out);
 	for (size_t i = 0; i < cli_ncommands; i++)
 		fprintf(out, "\\fBabiscope\\-%s\\fR(1)%s\n", cli_commands[i].name, i + 1 < cli_ncommands ? "," : "");

@@ -41,6 +41,18 @@ static int check_faults(int code)
 	return EXIT_UNREADABLE;
 }
 
+/* Whatever the command answered, a report that did not reach stdout (a
+ * full disk, a closed pipe with SIGPIPE ignored) is no answer: exit 3, as
+ * for -o and --junit. */
+static int check_stdout(int code)
+{
+	int err = termsafe_finish();
+	if (!err)
+		return code;
+	fprintf(stderr, "abiscope: cannot write the report to standard output: %s\n", strerror(err));
+	return EXIT_UNREADABLE;
+}
+
 static int run(int argc, char **argv);
 
 int main(int argc, char **argv)
@@ -48,7 +60,7 @@ int main(int argc, char **argv)
 	/* below every renderer: names from inspected files cannot drive the terminal */
 	termsafe_install();
 	install_fault_handling();
-	return check_faults(run(argc, argv));
+	return check_stdout(check_faults(run(argc, argv)));
 }
 
 /* The options every command takes that may also come before it

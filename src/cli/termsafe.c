@@ -2,6 +2,7 @@
 
 #include "core/arena.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -18,6 +19,7 @@ struct sink {
 	unsigned char pending[PENDING_MAX];
 	size_t npending;
 	bool discard;		/* -qq: what is written goes nowhere */
+	int err;		/* the first write error (errno), 0 while none */
 };
 
 static struct sink sinks[2];
@@ -114,7 +116,15 @@ static ssize_t sink_write(void *cookie, const char *buf, size_t size)
 		memmove(s->pending, work + used, s->npending);
 		done += take;
 	}
-	fflush(s->raw);
+	/* a full disk or a closed pipe: remembered, and termsafe_finish()
+	 * tells main() the report was lost.  The write is taken as done (what
+	 * follows is dropped): stdio's large-write path does not survive a
+	 * cookie stream's -1 (glibc 2.36 crashed copying a 7 MB fwrite) */
+	if (fflush(s->raw) != 0 || ferror(s->raw)) {
+		if (!s->err)
+			s->err = errno ? errno : EIO;
+		s->discard = true;
+	}
 	return (ssize_t)size;
 }
 
@@ -123,7 +133,18 @@ static void sink_final(struct sink *s)
 	if (s->npending && !s->discard)
 		termsafe_escape(s->raw, s->pending, s->npending, true);
 	s->npending = 0;
-	fflush(s->raw);
+	if ((fflush(s->raw) != 0 || ferror(s->raw)) && !s->err)
+		s->err = errno ? errno : EIO;
+}
+
+int termsafe_finish(void)
+{
+	if (!installed)
+		return fflush(stdout) != 0 || ferror(stdout) ? (errno ? errno : EIO) : 0;
+	if ((fflush(wrapped[0]) != 0 || ferror(wrapped[0])) && !sinks[0].err)
+		sinks[0].err = errno ? errno : EIO;
+	sink_final(&sinks[0]);
+	return sinks[0].err;
 }
 
 static void at_exit(void)

@@ -37,6 +37,12 @@ void termsafe_install(void);
  * no-op when the filter could not be installed. */
 void termsafe_silence_stdout(void);
 
+/* Writes out what stdout still holds and returns the first error writing
+ * it met (an errno: ENOSPC on a full disk, EPIPE on a closed pipe), 0 when
+ * everything reached the descriptor.  main() turns an error into exit 3:
+ * a report that was lost is no answer. */
+int termsafe_finish(void);
+
 /* The mark that must follow ESC for the filter to let a sequence through,
  * or "" when the filter is not installed (then nothing is escaped). */
 const char *termsafe_mark(void);

@@ -304,9 +304,12 @@ rc=$?
 expect_eq "$rc $(stat -c %s "$FX/shrink/victim.so")" "0 $size0" \
 	"without the shim, the old hook variable and the shim's own variable change nothing (exit 0, size kept)"
 # the release binary carries no test hook and imports no call that truncates, renames or removes
-hooks=$(grep -c -a ABISCOPE_TEST "$(readlink -f "$ABISCOPE")")
+BIN=$(readlink -f "${ABISCOPE_BINARY:-$ABISCOPE}")	# the binary, not run.sh's --json recorder
+python3 -c 'import sys; sys.exit(open(sys.argv[1], "rb").read(4) != b"\x7fELF")' "$BIN"
+expect_eq "$?" 0 "the binary whose bytes are read is an ELF file ($BIN)"
+hooks=$(grep -c -a ABISCOPE_TEST "$BIN")
 expect_eq "$hooks" 0 "the binary holds no ABISCOPE_TEST hook name"
-writes=$(nm -D --undefined-only "$(readlink -f "$ABISCOPE")" | grep -E ' (f?truncate|rename|renameat2?|unlink|unlinkat|remove|rmdir|link|symlink|chmod|fchmod)(64)?(@|$)')
+writes=$(nm -D --undefined-only "$BIN" | grep -E ' (f?truncate|rename|renameat2?|unlink|unlinkat|remove|rmdir|link|symlink|chmod|fchmod)(64)?(@|$)')
 expect_eq "$writes" "" "the binary imports no truncate, rename, unlink, remove, link or chmod"
 
 # ---- 10. an extension module Python cannot import is a failure, with the reason
