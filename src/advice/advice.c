@@ -416,6 +416,22 @@ static void record(struct advice *a, struct finding *f)
 		finding_fix(&a->s->findings, f, "reinstall %s %s: %s", d->name, d->version, x->command);
 }
 
+/* A module Python does not find (torch, not installed): the version the
+ * installed distributions require. */
+static void module_missing(struct advice *a, struct finding *f)
+{
+	const char *name = val_get_str(f->fields, "missing");
+	if (!name)
+		return;
+	const char *by = NULL;
+	const char *req = advice_installed_pin(a, dist_normalize(&a->s->arena, name), &by);
+	struct fix_action *x = advice_pip_install(a, req ? req : name, false, false);
+	add(a, f, x);
+	if (x)
+		finding_fix(&a->s->findings, f, "%s%s%s%s", x->command, by ? " (the version " : "", by ? by : "",
+			    by ? " requires)" : "");
+}
+
 static void finding_actions(struct advice *a, struct finding *f)
 {
 	if (str_eq(f->id, "library-not-installed"))
@@ -426,6 +442,8 @@ static void finding_actions(struct advice *a, struct finding *f)
 		duplicate(a, f);
 	else if (str_eq(f->id, "record-mismatch"))
 		record(a, f);
+	else if (str_eq(f->id, "module-not-found") && f->caused_by < 0)
+		module_missing(a, f);
 }
 
 /* ---- the environment ---- */

@@ -1,5 +1,6 @@
 #include "pyenv/check.h"
 #include "pyenv/checkctx.h"
+#include "pyenv/requires.h"
 #include "cxx/torch.h"
 #include "cxx/torchabi.h"
 
@@ -539,6 +540,42 @@ static void torch_import_depends(struct check_ctx *x, struct module_verdict *v, 
 	v->finding_end = s->findings.list.n;
 }
 
+/* torch is not installed and installed distributions require it (their
+ * Requires-Dist): one finding, the root of everything that fails for it. */
+static void torch_missing(struct check_ctx *x)
+{
+	struct scan *s = x->s;
+	struct env_check *c = x->c;
+	if (c->torch.found || c->env.kind == PYENV_PLAIN)
+		return;
+	struct marker_env me = { NULL, c->env.py_major, c->env.py_minor, NULL };
+	struct value *by = val_arr(&s->arena);
+	const char *spec = NULL, *names = "";
+	for (size_t i = 0; i < c->inv.dists.all.n; i++) {
+		const struct dist *d = c->inv.dists.all.item[i];
+		struct requirement r;
+		if (!dist_requirement_on(&s->arena, d, "torch", &me, &r))
+			continue;
+		val_push(&s->arena, by, val_str(&s->arena, d->name));
+		if (by->u.list.n <= 3)
+			names = arena_printf(&s->arena, "%s%s%s", names, by->u.list.n > 1 ? ", " : "", d->name);
+		if (!spec && r.spec[0])
+			spec = arena_printf(&s->arena, "torch%s (%s)", r.spec, d->name);
+	}
+	if (!by->u.list.n)
+		return;
+	struct finding *f = finding_add(&s->findings, "module-not-found", SEV_ERROR, NULL);
+	finding_title(&s->findings, f, "torch is not installed, and %s%s require%s it", names,
+		      by->u.list.n > 3 ? arena_printf(&s->arena, " and %zu more", by->u.list.n - 3) : "",
+		      by->u.list.n == 1 ? "s" : "");
+	if (spec)
+		finding_line(&s->findings, f, "Requires-Dist: %s", spec);
+	val_set_str(&s->arena, f->fields, "missing", "torch");
+	val_set(&s->arena, f->fields, "required_by", by);
+	finding_fix(&s->findings, f, "install the torch they require");
+	x->import_fails = f->index;
+}
+
 /* A failure `import torch` would have prevented had it worked: a library of
  * torch's own, or one in torch's folder or an NVIDIA wheel's (it loads or
  * preloads them), or an undefined torch symbol. */
@@ -606,6 +643,7 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 		finding_fix(&s->findings, f, "install the torch %s was built for", io->package);
 		check_set_fields(s, f, io);
 		val_set_str(&s->arena, f->fields, "missing", "torch");
+		f->caused_by = x->import_fails;	/* torch is missing: one cause (torch_missing) */
 		v->state = V_FAILS;
 		v->dlerror = "No module named 'torch'";
 		v->finding_end = s->findings.list.n;
@@ -635,8 +673,10 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	}
 	if (why && x->torch_ok)
 		p = &x->torchp;
-	/* it needs torch imported first, and that import fails: what it lacks then is that failure's */
-	bool torch_failed = why && !x->torch_ok && x->import_fails >= 0 && !check_in_torch(x, io);
+	/* it needs torch imported first, and that import fails (or torch is missing): what it
+	 * lacks then is that failure's */
+	bool torch_failed = x->import_fails >= 0 && !check_in_torch(x, io) &&
+			    ((why && !x->torch_ok) || !x->c->torch.found);
 	struct proc_mark mark;
 	proc_mark_save(p, &mark);
 	why = self_loads(x, p, io, pi, why, false, NULL);
@@ -914,6 +954,7 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 	enum status st = prepare(x, path, d);
 	if (st != ST_OK)
 		return st;
+	torch_missing(x);
 	size_t n = c->inv.nobj;
 	struct inv_obj **order = arena_calloc(&s->arena, n ? n : 1, sizeof *order);
 	if (n)	/* an empty folder has no list at all: memcpy from NULL is undefined */

@@ -154,6 +154,14 @@ expect_eq "$(py nocudart "[a['requirements'] for a in P['actions']]")" "[['nvidi
 	"nocudart: the fix installs it at the version torch's own Requires-Dist pins"
 rules nocudart
 
+# ---- torch is not installed: one cause, the version what is installed requires
+check_json notorch "$FX/notorch"
+expect_eq "$(py notorch "[(c['id'], F[c['lead']]['missing'], c['modules']) for c in C if c['severity']=='error']")" \
+	"[('module-not-found', 'torch', ['torchaudio._torchaudio'])]" "notorch: torch missing is one cause, with what it takes down"
+expect_eq "$(py notorch "[a['requirements'] for a in P['actions']]")" "[['torch==2.9.1']]" \
+	"notorch: the fix installs the torch torchaudio's Requires-Dist pins"
+rules notorch
+
 # ---- issue 28: the version the installed torch pins
 check_json pins "$FX/pins"
 expect_eq "$(py pins "[a['requirements'] for a in P['actions']]")" "[['nvidia-cufile==1.15.1.6']]" \
