@@ -322,6 +322,7 @@ static void check_rerun(struct advice *a, const struct check_options *o, const s
 		scan_borrow_objects(&s2, a->s);
 	}
 	struct check_options o2 = *o;
+	o2.same_files = files ? NULL : a->c;	/* the same files: the check's reads are the re-run's */
 	const char *llp = o->ld_library_path;
 	const char *cannot = NULL;
 	bool assumed = false;

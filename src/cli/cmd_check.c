@@ -627,8 +627,9 @@ static void copy_cause_fixes(const struct causes *from, struct causes *all)
 	}
 }
 
+/* first: a run over the same files in the scan whose objects s borrows, or NULL. */
 static int run_envs(struct scan *s, const struct check_cli *o, const struct check_options *opt,
-		    struct check_run *r)
+		    const struct check_run *first, struct check_run *r)
 {
 	memset(r, 0, sizeof *r);
 	r->scan = s;
@@ -652,6 +653,7 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 			/* a build folder of this machine, imported by the host's interpreter */
 			one.python = o->host_python;
 		}
+		one.same_files = first ? &first->envs[i] : NULL;
 		r->opts[i] = one;
 		if (check_env(s, o->npaths ? o->paths[i] : NULL, &r->opts[i], &r->envs[i], &d) != ST_OK) {
 			fprintf(stderr, "abiscope check: %s%s%s\n", d.path, d.path[0] ? ": " : "", d.msg);
@@ -919,7 +921,7 @@ int cmd_check(int argc, char **argv)
 	memset(&drv, 0, sizeof drv);
 	struct progress_line prog;
 	progress_attach(&prog, &s, &o.common);
-	int rc2 = run_envs(&s, &o, &o.opt, &here);
+	int rc2 = run_envs(&s, &o, &o.opt, NULL, &here);
 	if (rc2) {
 		progress_end(&prog, &s);
 		scan_release(&s);
@@ -936,7 +938,7 @@ int cmd_check(int argc, char **argv)
 		modelled = true;
 		s2.progress = s.progress;
 		s2.progress_ctx = s.progress_ctx;
-		if (run_envs(&s2, &o, &o2, &drv) != 0)
+		if (run_envs(&s2, &o, &o2, &here, &drv) != 0)
 			drv.failed_to_run = true;
 		progress_end(&prog, &s2);
 		scan_return_objects(&s2);

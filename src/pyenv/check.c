@@ -33,6 +33,9 @@ static const struct pkg_init *pkg_init_of(struct check_ctx *x, const struct inv_
 		return NULL;
 	const char *key = arena_printf(&x->s->arena, "%s/%s", io->site, io->package);
 	struct pkg_init *pi = strmap_get(&x->pkg_init, key);
+	for (const struct check_ctx *p = x->prev; !pi && p; p = p->prev)
+		if ((pi = strmap_get(&p->pkg_init, key)) != NULL)
+			strmap_put(&x->s->arena, &x->pkg_init, key, pi);	/* the same files: read once */
 	if (!pi) {
 		pi = arena_alloc(&x->s->arena, sizeof *pi);
 		pkg_init_read(x->s, io->site, io->package, pi);
@@ -799,7 +802,9 @@ static void prepare_gpu(struct check_ctx *x)
 	x->c->gpu_line = cuda_host_line(&s->arena, h);
 }
 
-static enum status prepare(struct check_ctx *x, const char *path, struct diag *d)
+/* What the check reads of the environment's files, and of nothing else:
+ * the environment, the walk and its distributions, torch's layout. */
+static enum status read_env(struct check_ctx *x, const char *path, struct diag *d)
 {
 	struct scan *s = x->s;
 	struct env_check *c = x->c;
@@ -829,6 +834,39 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 	inventory_build(s, &c->env, &c->inv);
 	c->externally_managed = pyenv_externally_managed(s, &c->env);
 	torch_layout_read(s, &c->env, &c->torch);
+	return ST_OK;
+}
+
+/* The same from an earlier check of the same files (check_options.same_files). */
+static void take_reads(struct check_ctx *x, const struct env_check *prev)
+{
+	struct env_check *c = x->c;
+	c->env = prev->env;
+	c->inv = prev->inv;
+	c->externally_managed = prev->externally_managed;
+	c->torch = prev->torch;
+	if (prev->sysowner.read)
+		c->sysowner = prev->sysowner;	/* read: never written again */
+	x->prev = prev->ctx;
+	x->ops_wraps_error = prev->ctx->ops_wraps_error;
+	if (prev->ctx->toolkit_read) {
+		x->toolkit = prev->ctx->toolkit;
+		x->toolkit_read = true;
+	}
+}
+
+static enum status prepare(struct check_ctx *x, const char *path, struct diag *d)
+{
+	struct scan *s = x->s;
+	struct env_check *c = x->c;
+	const struct env_check *prev = x->o->same_files;
+	if (prev) {
+		take_reads(x, prev);
+	} else {
+		enum status st = read_env(x, path, d);
+		if (st != ST_OK)
+			return st;
+	}
 	cxx_index_init(&x->cxx, &s->arena);
 	cuda_ctx_init(&x->cuda, s, FATBIN_SCAN_REGISTERED);
 	prepare_gpu(x);

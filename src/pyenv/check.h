@@ -49,6 +49,13 @@ struct check_options {
 	 * and its `import torch` are modelled as usual.  NULL: every object */
 	const char *const *focus;
 	size_t nfocus;
+	/* an earlier check of the same environment, in the scan whose object
+	 * cache this one borrows (scan_borrow_objects: the same files, read
+	 * once): what depends on the files only (the environment, the walk,
+	 * the distributions, torch's layout, the packages' Python sources, the
+	 * system's package lists) is taken from it, not read again; the
+	 * processes and every verdict are made anew.  NULL: read everything */
+	const struct env_check *same_files;
 };
 
 /* V_CANNOT_TELL: it imports only if a library its package loads itself is

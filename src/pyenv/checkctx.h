@@ -19,6 +19,7 @@ struct check_ctx {
 	struct scan *s;
 	struct env_check *c;
 	const struct check_options *o;
+	const struct check_ctx *prev;	/* the check of the same files (check_options.same_files) */
 	struct process base;
 	bool base_ok;
 	struct process torchp;

@@ -1,0 +1,44 @@
+#!/bin/sh
+# One check reads each file once (issue 25): on a machine without an
+# NVIDIA driver `check` gives two verdicts, this machine's and one with the
+# driver (check.v2's with_driver), and the second takes the first's reads
+# (check_options.same_files): the walk, the metadata, the packages' Python
+# sources.  A shim (tests/tools/preload/log_opens.c) logs every open() and
+# opendir() the process makes.
+. "$(dirname "$0")/lib.sh"
+fixture_dir reads_once
+SHIM=$(cd "$BUILD" && pwd)/tools/log_opens.so
+pybin=$(command -v python3)
+E=$FX/env
+SP=$E/lib/python3.11/site-packages
+mkdir -p "$E/bin" "$SP/pkg/sub" "$SP/pkg-1.0.dist-info"
+ln -sf "$pybin" "$E/bin/python3"
+printf 'home = %s\ninclude-system-site-packages = false\nversion = 3.11.2\n' "$(dirname "$pybin")" >"$E/pyvenv.cfg"
+# _gpu needs libcuda.so.1 (the driver's), which this environment lacks
+printf 'void cuInit(void) {}\n' >"$FX/cuda.c"
+$CC -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$FX/libcuda.so.1" "$FX/cuda.c"
+# the stub that stands for the driver in the second verdict ($CUDA_HOME's first)
+mkdir -p "$FX/cuda/lib64/stubs"
+cp "$FX/libcuda.so.1" "$FX/cuda/lib64/stubs/libcuda.so"
+printf 'int PyInit__gpu(void) { return 0; }\n' >"$FX/gpu.c"
+$CC -shared -fPIC -o "$SP/pkg/_gpu.cpython-311-x86_64-linux-gnu.so" "$FX/gpu.c" -Wl,--no-as-needed "$FX/libcuda.so.1"
+printf 'int PyInit__cpu(void) { return 0; }\n' >"$FX/cpu.c"
+$CC -shared -fPIC -o "$SP/pkg/_cpu.cpython-311-x86_64-linux-gnu.so" "$FX/cpu.c"
+printf 'from . import _cpu\nfrom .sub import helper\nfrom . import _gpu\n' >"$SP/pkg/__init__.py"
+printf 'x = 1\n' >"$SP/pkg/sub/helper.py"
+: >"$SP/pkg/sub/__init__.py"
+printf 'Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n' >"$SP/pkg-1.0.dist-info/METADATA"
+printf 'pip\n' >"$SP/pkg-1.0.dist-info/INSTALLER"
+(cd "$SP" && for f in pkg/__init__.py pkg/sub/__init__.py pkg/sub/helper.py pkg/_gpu.cpython-311-x86_64-linux-gnu.so \
+	pkg/_cpu.cpython-311-x86_64-linux-gnu.so; do
+	echo "$f,,$(wc -c <"$f" | tr -d ' ')"
+done; echo 'pkg-1.0.dist-info/RECORD,,') >"$SP/pkg-1.0.dist-info/RECORD"
+
+CUDA_HOME=$FX/cuda OPEN_LOG=$FX/opens LD_PRELOAD=$SHIM $ABISCOPE check --json "$E" >"$FX/check.json"
+expect_eq "$(jq_py 'j["with_driver"]["modelled_by"], j["with_driver"]["summary"]["failing"], j["summary"]["failing"]' \
+	<"$FX/check.json" 2>&1)" "$FX/cuda/lib64/stubs/libcuda.so 0 1" \
+	"check without a driver: _gpu fails here (no libcuda.so.1) and loads with the driver, both in one run"
+for f in pkg-1.0.dist-info/RECORD pkg-1.0.dist-info/METADATA pkg/__init__.py pkg/sub/helper.py; do
+	expect_eq "$(grep -c "^open $SP/$f\$" "$FX/opens")" 1 "$f is read once"
+done
+finish

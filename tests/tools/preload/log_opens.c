@@ -1,0 +1,72 @@
+/*
+ * log_opens.so: an LD_PRELOAD shim for the tests, never part of abiscope.
+ *
+ *   OPEN_LOG=FILE LD_PRELOAD=.../log_opens.so abiscope ...
+ *
+ * appends one line per open() and opendir() the process makes ("open
+ * PATH", "dir PATH") to FILE, so a test can say how often each file was
+ * read and each directory listed (tests/e2e/reads_once.sh).
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void note(const char *what, const char *path)
+{
+	const char *log = getenv("OPEN_LOG");
+	if (!log || !*log || !path)
+		return;
+	int (*real_open)(const char *, int, ...) = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+	int fd = real_open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	char line[8192];
+	size_t a = strlen(what), b = strlen(path);
+	if (a + b + 2 <= sizeof line) {
+		memcpy(line, what, a);
+		line[a] = ' ';
+		memcpy(line + a + 1, path, b);
+		line[a + 1 + b] = '\n';
+		if (write(fd, line, a + b + 2) < 0)
+			line[0] = 0;
+	}
+	close(fd);
+}
+
+static int opened(const char *name, const char *path, int flags, va_list ap)
+{
+	mode_t mode = (flags & O_CREAT) ? (mode_t)va_arg(ap, int) : 0;
+	int (*real)(const char *, int, ...) = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, name);
+	note("open", path);
+	return real(path, flags, mode);
+}
+
+int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	int fd = opened("open", path, flags, ap);
+	va_end(ap);
+	return fd;
+}
+
+int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	int fd = opened("open64", path, flags, ap);
+	va_end(ap);
+	return fd;
+}
+
+DIR *opendir(const char *path)
+{
+	DIR *(*real)(const char *) = (DIR * (*)(const char *)) dlsym(RTLD_NEXT, "opendir");
+	note("dir", path);
+	return real(path);
+}
