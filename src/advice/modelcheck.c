@@ -91,13 +91,11 @@ static bool torch_brings(struct advice *a, struct plan_state *ps, const struct p
 
 static const struct plan_pkg *pkg_of(const struct plan_state *ps, const struct inv_obj *io, size_t *at)
 {
-	const char *name = io->dist ? io->dist->name : io->package ? io->package : path_basename(io->path);
-	for (size_t i = 0; i < ps->npkg; i++)
-		if (str_eq(ps->pkg[i].name, name) && ps->pkg[i].dist == io->dist) {
-			*at = i;
-			return &ps->pkg[i];
-		}
-	return NULL;
+	intptr_t k = (intptr_t)strmap_get(&ps->by_path, io->path);
+	if (!k)
+		return NULL;
+	*at = (size_t)(k - 1);
+	return &ps->pkg[k - 1];
 }
 
 static const struct finding *root_of(const struct findings *fl, const struct finding *f)

@@ -27,11 +27,22 @@
 
 /* ---- the packages ---- */
 
+/* The distribution io belongs to: its RECORD's owner, else the owner of its
+ * package's __init__.py (a file copied into an installed package is that
+ * package's to mend: reinstalling it puts the package's files back). */
+static const struct dist *owner_of(struct advice *a, const struct inv_obj *io)
+{
+	if (io->dist || !io->site || !io->package)
+		return io->dist;
+	return dists_owner(&a->c->inv.dists, arena_printf(&a->s->arena, "%s/%s/__init__.py", io->site, io->package));
+}
+
 static struct plan_pkg *pkg_for(struct advice *a, struct plan_state *ps, const struct inv_obj *io)
 {
-	const char *name = io->dist ? io->dist->name : io->package ? io->package : path_basename(io->path);
+	const struct dist *d = owner_of(a, io);
+	const char *name = d ? d->name : io->package ? io->package : path_basename(io->path);
 	for (size_t i = 0; i < ps->npkg; i++)
-		if (str_eq(ps->pkg[i].name, name) && ps->pkg[i].dist == io->dist)
+		if (str_eq(ps->pkg[i].name, name) && ps->pkg[i].dist == d)
 			return &ps->pkg[i];
 	if (ps->npkg == ps->cap) {
 		size_t ncap = ps->cap ? ps->cap * 2 : 32;
@@ -41,9 +52,10 @@ static struct plan_pkg *pkg_for(struct advice *a, struct plan_state *ps, const s
 	struct plan_pkg *p = &ps->pkg[ps->npkg++];
 	memset(p, 0, sizeof *p);
 	p->name = name;
-	p->dist = io->dist;
-	p->norm = io->dist ? io->dist->norm : dist_normalize(&a->s->arena, name);
-	p->version = io->dist ? io->dist->version : NULL;
+	p->dist = d;
+	p->folder = io->package;
+	p->norm = d ? d->norm : dist_normalize(&a->s->arena, name);
+	p->version = d ? d->version : NULL;
 	return p;
 }
 
@@ -65,6 +77,7 @@ static void read_packages(struct advice *a, struct plan_state *ps)
 		if (c->torch.found && io->path && str_starts(io->path, c->torch.dir) && io->path[strlen(c->torch.dir)] == '/')
 			continue;	/* torch's own */
 		struct plan_pkg *p = pkg_for(a, ps, io);
+		strmap_put(ar, &ps->by_path, io->path, (void *)(intptr_t)(p - ps->pkg + 1));
 		p->nmod++;
 		p->nfail += v->state == V_FAILS;
 		p->nunsure += v->state == V_CANNOT_TELL;
@@ -360,8 +373,8 @@ static bool cause_in_fixed(const struct plan_state *ps, const struct plan_cand *
 			continue;
 		bool in = false;
 		for (size_t i = 0; i < ps->npkg && !in; i++)
-			in = cand->fixes_pkg[i] &&
-			     (d ? str_eq(ps->pkg[i].name, d) : !ps->pkg[i].dist && str_eq(ps->pkg[i].name, pkg));
+			in = cand->fixes_pkg[i] && (d ? str_eq(ps->pkg[i].name, d)
+						      : ps->pkg[i].folder && str_eq(ps->pkg[i].folder, pkg));
 		if (!in)
 			return false;
 		n++;
@@ -392,18 +405,28 @@ static const struct cause *covered_by(const struct ptrvec *list, const struct ca
 static const char *cand_text(struct advice *a, const struct plan_state *ps, const struct plan_cand *cand)
 {
 	struct arena *ar = &a->s->arena;
-	const char *moved = "";
-	size_t n = 0;
-	for (size_t i = 0; i < ps->npkg; i++)
-		if (cand->move_to[i]) {
-			const struct plan_pkg *p = &ps->pkg[i];
-			moved = arena_printf(ar, "%s%s%s%s%s -> %s", moved, n++ ? ", " : "", p->name, p->version ? " " : "",
-					     p->version ? p->version : "", cand->move_to[i]);
-		}
+	const char *moved = "", *again = "";
+	size_t n = 0, nagain = 0;
+	for (size_t i = 0; i < ps->npkg; i++) {
+		const struct plan_pkg *p = &ps->pkg[i];
+		if (!cand->move_to[i])
+			continue;
+		if (p->version && version_cmp(p->version, cand->move_to[i]) == 0)
+			/* the release built for it is the one its metadata says: its files are another's */
+			again = arena_printf(ar, "%s%s%s %s", again, nagain++ ? ", " : "", p->name, p->version);
+		else
+			moved = arena_printf(ar, "%s%s%s%s%s -> %s", moved, n++ ? ", " : "", p->name,
+					     p->version ? " " : "", p->version ? p->version : "", cand->move_to[i]);
+	}
 	const char *t = a->c->torch.version ? a->c->torch.version : "?";
+	const char *re = nagain ? arena_printf(ar, "; reinstalls %s, whose files are not the release %s metadata "
+						   "names (it is the one built for torch %s)", again,
+						   nagain == 1 ? "its" : "their", cand->keep ? t : cand->version) : "";
+	if (cand->keep && !n)
+		return arena_printf(ar, "keeps torch %s%s", t, re);
 	if (cand->keep)
 		return arena_printf(ar, "keeps torch %s; moves %s to the release%s built for it (%s own Requires-Dist "
-					"pins it)", t, moved, n == 1 ? "" : "s", n == 1 ? "its" : "their");
+					"pins it)%s", t, moved, n == 1 ? "" : "s", n == 1 ? "its" : "their", re);
 	const char *why = "";
 	for (size_t i = 0; i < ps->npkg; i++)
 		if (cand->fixes_pkg[i] && !cand->move_to[i]) {
@@ -411,11 +434,11 @@ static const char *cand_text(struct advice *a, const struct plan_state *ps, cons
 			why = arena_printf(ar, "%s%s%s%s%s", why, *why ? ", " : "", p->name, p->version ? " " : "",
 					   p->version ? p->version : "");
 		}
-	return arena_printf(ar, "torch %s -> %s (%s%s%s)%s%s%s", t, cand->version,
+	return arena_printf(ar, "torch %s -> %s (%s%s%s)%s%s%s%s", t, cand->version,
 			    cand->index_url ? "PyTorch's " : "PyPI's build, CUDA ",
 			    cand->index_url ? cand->variant : arena_printf(ar, "%d", cand->cuda_major),
 			    cand->index_url ? " build" : "",
-			    *why ? arena_printf(ar, ": the torch %s binds", why) : "", n ? "; moves " : "", moved);
+			    *why ? arena_printf(ar, ": the torch %s binds", why) : "", n ? "; moves " : "", moved, re);
 }
 
 void plan_build(struct advice *a, const struct check_options *o, bool model_check)

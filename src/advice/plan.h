@@ -19,6 +19,7 @@
 /* A distribution (or package folder) whose modules were judged. */
 struct plan_pkg {
 	const char *name;		/* distribution name, or the folder of files no RECORD owns */
+	const char *folder;		/* the package folder of its modules, or NULL */
 	const char *norm;
 	const char *version;		/* or NULL */
 	const struct dist *dist;	/* or NULL */
@@ -50,6 +51,7 @@ struct plan_state {
 	struct pins *pins_cache;
 	struct plan_pkg *pkg;
 	size_t npkg, cap;
+	struct strmap by_path;		/* a judged module's path -> its package's index + 1 */
 	struct plan_cand keep;
 	struct plan_cand *cand;
 	size_t ncand;
