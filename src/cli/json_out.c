@@ -1,4 +1,5 @@
 #include "cli/json_out.h"
+#include "core/utf8.h"
 
 #include <inttypes.h>
 
@@ -55,40 +56,9 @@ void jw_obj_end(struct jw *w) { close_(w, '}'); }
 void jw_arr_begin(struct jw *w) { open_(w, '['); }
 void jw_arr_end(struct jw *w) { close_(w, ']'); }
 
-/* Length of a valid UTF-8 sequence at p (max n bytes), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-	unsigned char c = p[0];
-	size_t len;
-	uint32_t cp;
-	if (c < 0x80)
-		return 1;
-	if ((c & 0xe0) == 0xc0) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if ((c & 0xf0) == 0xe0) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if ((c & 0xf8) == 0xf0) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-static void write_string(FILE *out, const char *s)
+/* The one JSON string escaper: " \\ and the C0 controls escaped, a byte
+ * that starts no valid UTF-8 sequence written as U+FFFD (json_out.h). */
+void jw_write_string(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s);
@@ -108,7 +78,8 @@ static void write_string(FILE *out, const char *s)
 			}
 			i++;
 		} else {
-			size_t l = utf8_len(p + i, n - i);
+			uint32_t cp;
+			size_t l = utf8_seq(p + i, n - i, &cp);
 			if (l == 0) {
 				fputs("\xef\xbf\xbd", out);
 				i++;
@@ -124,7 +95,7 @@ static void write_string(FILE *out, const char *s)
 void jw_key(struct jw *w, const char *key)
 {
 	before(w);
-	write_string(w->out, key);
+	jw_write_string(w->out, key);
 	fputs(": ", w->out);
 	w->after_key = true;
 }
@@ -136,7 +107,7 @@ void jw_str(struct jw *w, const char *s)
 		return;
 	}
 	before(w);
-	write_string(w->out, s);
+	jw_write_string(w->out, s);
 }
 
 void jw_int(struct jw *w, int64_t v)

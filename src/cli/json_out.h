@@ -35,5 +35,8 @@ void jw_kbool(struct jw *w, const char *key, bool v);
 /* key: [the strings of v] (a ptrvec of const char *) */
 void jw_kstrs(struct jw *w, const char *key, const struct ptrvec *v);
 void jw_end(struct jw *w);	/* final newline */
+/* The escaper every string and key above goes through, exposed for the
+ * fuzz target (tests/fuzz/fuzz_escape.c): s as one JSON string. */
+void jw_write_string(FILE *out, const char *s);
 
 #endif

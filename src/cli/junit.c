@@ -1,4 +1,5 @@
 #include "cli/junit.h"
+#include "cli/xml_out.h"
 
 
 bool junit_open(struct junit *j, const char *cmd, const char *path)
@@ -32,26 +33,6 @@ bool junit_close(struct junit *j, const char *cmd)
 	if (!ok)
 		fprintf(stderr, "abiscope %s: --junit %s: could not write the report\n", cmd, j->path);
 	return ok;
-}
-
-/* Text for XML: markup characters escaped, control characters (which XML
- * 1.0 cannot carry) written as U+FFFD. */
-static void xml_text(FILE *out, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		switch (*p) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&apos;", out); break;
-		default:
-			if (*p < 0x20 && *p != '\n' && *p != '\t')
-				fputs("\xef\xbf\xbd", out);
-			else
-				fputc(*p, out);
-		}
-	}
 }
 
 void junit_begin(struct junit *j, const char *name)

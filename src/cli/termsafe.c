@@ -1,6 +1,7 @@
 #include "cli/termsafe.h"
 
 #include "core/arena.h"
+#include "core/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,22 +39,6 @@ static size_t lead_len(unsigned char c)
 	return c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
 }
 
-/* The code point of a complete sequence of len bytes, or -1 if invalid. */
-static long decode(const unsigned char *p, size_t len)
-{
-	static const unsigned char lead_mask[] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
-	long cp = p[0] & lead_mask[len];
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return -1;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return -1;
-	return cp;
-}
-
 /* Characters a terminal acts on instead of showing. */
 static bool is_control(long cp)
 {
@@ -83,7 +68,8 @@ size_t termsafe_escape(FILE *out, const unsigned char *p, size_t n, bool final)
 			if (prefix_ok)
 				return i;	/* the rest comes with the next write */
 		}
-		long cp = len && n - i >= len ? decode(p + i, len) : -1;
+		uint32_t u;
+		long cp = len && n - i >= len && utf8_seq(p + i, len, &u) == len ? (long)u : -1;
 		if (cp < 0) {
 			fprintf(out, "\\x%02x", c);
 			i++;
