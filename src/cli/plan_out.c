@@ -1,6 +1,8 @@
 #include "cli/plan_out.h"
 #include "cli/termsafe.h"
 
+#define PLANNED_SHOWN 3	/* causes the plan's change removes, said in full without -v */
+
 /* The numbers the text gives the causes of shown (render_check_causes: the
  * driver and notes are not numbered), by key, made once. */
 static struct strmap *numbering(struct arena *a, const struct causes *shown)
@@ -34,11 +36,21 @@ static const char *numbers(struct arena *a, const struct ptrvec *causes, const s
 		if ((k[n] = number_of(nums, causes->item[i])) != 0)
 			n++;
 	sort_items(k, n, sizeof *k, cmp_int);
-	size_t cap = n * 13 + len, at = 0;
+	/* runs of consecutive numbers as ranges: "1-24, 27" */
+	size_t cap = n * 26 + len, at = 0;
 	char *out = arena_alloc(a, cap);
 	out[0] = '\0';
-	for (size_t i = 0; i < n; i++)
-		at += (size_t)snprintf(out + at, cap - at, "%s%d", i ? ", " : "", k[i]);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j + 1 < n && k[j + 1] == k[j] + 1)
+			j++;
+		if (j > i + 1)
+			at += (size_t)snprintf(out + at, cap - at, "%s%d-%d", i ? ", " : "", k[i], k[j]);
+		else
+			for (size_t q = i; q <= j; q++)
+				at += (size_t)snprintf(out + at, cap - at, "%s%d", q ? ", " : "", k[q]);
+		i = j + 1;
+	}
 	return out;
 }
 
@@ -144,15 +156,30 @@ void render_check_causes(const struct term *t, struct arena *a, const struct che
 			break;
 		if (sev == SEV_NOTE)
 			fprintf(t->out, "%snotes%s\n", c_bold(t), c_reset(t));
+		/* the causes the plan's change removes: the first few said, the rest counted
+		 * (-v says them all); numbered all the same, as the plan names them */
+		size_t planned_shown = 0, planned_more = 0;
+		int first_more = 0, last_more = 0;
 		for (size_t i = 0; i < v->shown->list.n; i++) {
 			const struct cause *c = v->shown->list.item[i];
 			if (c->driver || (int)c->severity != sev)
 				continue;
 			bool planned = removed_by_change(v->plan, c);
-			render_cause_text_in_plan(t, a, c, sev == SEV_NOTE ? 0 : ++n, v->verbose,
-						  planned ? "the change above" : NULL,
+			int num = sev == SEV_NOTE ? 0 : ++n;
+			if (planned && !v->verbose && planned_shown >= PLANNED_SHOWN) {
+				if (!planned_more++)
+					first_more = num;
+				last_more = num;
+				continue;
+			}
+			planned_shown += planned;
+			render_cause_text_in_plan(t, a, c, num, v->verbose, planned ? "the change above" : NULL,
 						  planned ? 4 : sev == SEV_ERROR ? 0 : 2);
 		}
+		if (planned_more)
+			fprintf(t->out, "%s%d. ... and %zu more cause%s the change above removes (-v says %s)\n",
+				planned_more == 1 ? "" : arena_printf(a, "%d-", first_more), last_more, planned_more,
+				planned_more == 1 ? "" : "s", planned_more == 1 ? "it" : "them");
 	}
 	if (!nhere)
 		return;
