@@ -48,7 +48,9 @@ RUN set -eu; \
     [ "$debarch" = "$(dpkg --print-architecture)" ] || dpkg --add-architecture "$debarch"; \
     apt-get update; \
     mkdir -p /debs /pkg && cd /debs && apt-get download "libc6:$debarch" "busybox-static:$debarch"; \
-    for d in /debs/*.deb; do dpkg-deb -x "$d" /pkg; done; \
+    for d in /debs/*.deb; do dpkg-deb -x "$d" /pkg; \
+        dpkg-deb -f "$d" Package Version Source | tr '\n' ' ' >>$img/usr/share/doc/abiscope/debian-packages; \
+        echo >>$img/usr/share/doc/abiscope/debian-packages; done; \
     triple=$arch-linux-gnu; \
     mkdir -p $img/usr/lib/$triple; \
     for l in ld-linux-x86-64.so.2 ld-linux-aarch64.so.1 libc.so.6 libdl.so.2 libm.so.6 libpthread.so.0 librt.so.1; do \

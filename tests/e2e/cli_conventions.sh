@@ -84,10 +84,13 @@ examples:
 	bad=
 	for line in $("$A" "$c" --help | sed -n '/^examples:/,/^$/s/^  \(abiscope .*\)/\1/p' | sed 's/[<|].*//' | tr ' ' '\001'); do
 		line=$(echo "$line" | tr '\001' ' ')
+		# an example's glob (dist/*.whl) is the user's files, not this checkout's
+		set -f
 		eval "set -- $line"
 		shift
 		# explain's options end at its TEXT: check them without it
 		[ "$c" = explain ] && [ $# -gt 1 ] && eval "set -- $(echo "$line" | sed 's/^abiscope //; s/ "[^"]*"$//')"
+		set +f
 		out=$("$A" "$@" --help 2>&1)
 		case "$?:$out" in "0:usage: abiscope $c "*) ;; *) bad="$bad [$line: $(echo "$out" | head -1)]" ;; esac
 	done
