@@ -50,7 +50,7 @@ want="./etc/group ./etc/passwd ./usr/bin/abiscope ./usr/bin/busybox"
 for l in ld-linux-x86-64.so.2 ld-linux-aarch64.so.1 libc.so.6 libdl.so.2 libm.so.6 libpthread.so.0 librt.so.1; do
 	[ -f "$rootfs/usr/lib/$arch-linux-gnu/$l" ] && want="$want ./usr/lib/$arch-linux-gnu/$l"
 done
-for d in abiscope/LICENSE abiscope/THIRD-PARTY-NOTICES abiscope/jansson.copyright abiscope/libstdc++.copyright \
+for d in abiscope/LICENSE abiscope/THIRD-PARTY-NOTICES abiscope/debian-packages abiscope/jansson.copyright abiscope/libstdc++.copyright \
 	abiscope/libzip.copyright abiscope/zlib.copyright busybox-static/copyright libc6/copyright; do
 	want="$want ./usr/share/doc/$d"
 done
