@@ -71,7 +71,8 @@ MIN_FREE = float(os.environ.get("ABISCOPE_FIXORACLE_MIN_FREE_GB", "18")) * 1e9
 VERDICTS = ("right", "partial-said", "partial-unsaid", "wrong", "harmful", "no-action", "not-applied",
             "not-failing", "not-run")
 OPS = {"pip-install": ("requirements",), "pip-uninstall": ("distributions",), "copy-in": ("from", "paths"),
-       "remove": ("paths",), "unregister-toolkit": (), "multipython-wheel": ("name",)}
+       "remove": ("paths",), "unregister-toolkit": (), "multipython-wheel": ("name",),
+       "dist-info-of": ("requirement",)}
 ACTIONS = ("pip-install", "pip-uninstall", "remove-path", "add-library-path", "system-package")
 # the CUDA variant PyPI carries for each torch minor (read from torch/version.py
 # of the field envs built from PyPI): a pin on the PyTorch index's folder for
@@ -115,7 +116,9 @@ def validate(case):
         for p in op.get("paths", []):
             if p.startswith("/") or ".." in p.split("/"):
                 errs.append(f"{name}: {kind} path '{p}' leaves the copy")
-        if base.startswith("chroot:") and kind in ("pip-install", "copy-in", "multipython-wheel"):
+        if kind == "dist-info-of" and not re.fullmatch(r"[A-Za-z0-9_.-]+==[\w.+]+", op.get("requirement") or ""):
+            errs.append(f"{name}: dist-info-of '{op.get('requirement')}' is no exact pin NAME==VERSION")
+        if base.startswith("chroot:") and kind in ("pip-install", "copy-in", "multipython-wheel", "dist-info-of"):
             errs.append(f"{name}: {kind} in a chroot case")
     return errs
 
@@ -526,6 +529,12 @@ def do_op(st, op):
             if not os.path.lexists(t):
                 raise RuntimeError(f"remove: {t} does not exist")
             shutil.rmtree(t) if os.path.isdir(t) and not os.path.islink(t) else os.unlink(t)
+    elif kind == "dist-info-of":
+        src = dist_info_of(op["requirement"])
+        dst = os.path.join(sp, os.path.basename(src))
+        if os.path.lexists(dst):
+            raise RuntimeError(f"dist-info-of: {dst} exists already")
+        copy_tree(src, dst)
     elif kind == "unregister-toolkit":
         unregister_toolkit(st)
     elif kind == "multipython-wheel":
@@ -533,6 +542,52 @@ def do_op(st, op):
         r = uv("install", "--no-deps", whl, python=st.python)
         if r.returncode:
             raise RuntimeError(r.stderr)
+
+
+def dist_info_of(req):
+    """The .dist-info folder of the real wheel of req (NAME==VERSION, this
+    Python's tag), taken from the wheel PyPI serves (pip download; the wheel
+    is deleted once its metadata is kept under WORK/dist-info, a few MB),
+    with the INSTALLER file pip adds: the stale folder of a release no field
+    env has (issue 24 story 4: torch-2.5.1.dist-info)."""
+    keep = os.path.join(WORK, "dist-info", req.replace("==", "-"))
+    if os.path.isdir(keep):
+        found = [f for f in os.listdir(keep) if f.endswith(".dist-info")]
+        if len(found) == 1:
+            return os.path.join(keep, found[0])
+    tmp = keep + ".download"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    try:
+        r = sh([PYTHON, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "-d", tmp, req],
+               timeout=3600)
+        whl = [f for f in os.listdir(tmp) if f.endswith(".whl")]
+        if r.returncode or len(whl) != 1:
+            raise RuntimeError(f"dist-info-of {req}: pip download: exit {r.returncode} {tail(r.stderr, 500)}")
+        keep_dist_info(os.path.join(tmp, whl[0]), keep)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    found = [f for f in os.listdir(keep) if f.endswith(".dist-info")]
+    if len(found) != 1:
+        raise RuntimeError(f"dist-info-of {req}: {len(found)} .dist-info folders in the wheel")
+    return os.path.join(keep, found[0])
+
+
+def keep_dist_info(whl, keep):
+    """The .dist-info members of the wheel whl, unpacked as folder keep
+    (made whole or not at all)."""
+    staged = keep + ".new"
+    shutil.rmtree(staged, ignore_errors=True)
+    with zipfile.ZipFile(whl) as z:
+        members = [m for m in z.namelist() if re.fullmatch(r"[^/]+\.dist-info/.+", m)]
+        if not members:
+            raise RuntimeError(f"{os.path.basename(whl)} has no .dist-info")
+        z.extractall(staged, members)
+    for di in {m.split("/")[0] for m in members}:
+        with open(os.path.join(staged, di, "INSTALLER"), "w") as f:
+            f.write("pip\n")
+    shutil.rmtree(keep, ignore_errors=True)
+    os.rename(staged, keep)
 
 
 def unregister_toolkit(st):
@@ -906,7 +961,8 @@ def summarize(results):
     """Counts over the cases: per verdict for first fixes (the plan or cause
     1), for every error cause's own fix, and harmful anywhere."""
     s = {"cases": len(results), "broken": 0, "first": {v: 0 for v in VERDICTS},
-         "causes": {v: 0 for v in VERDICTS}, "harmful_any": 0, "lines_3fail": []}
+         "causes": {v: 0 for v in VERDICTS}, "every": {v: 0 for v in VERDICTS}, "harmful_any": 0,
+         "lines_3fail": [], "conflict_plans": [], "plans": {v: 0 for v in VERDICTS}}
     for r in results:
         if r["failing_before"]:
             s["broken"] += 1
@@ -916,7 +972,15 @@ def summarize(results):
         for f in r["fixes"]:
             if f["label"] != "plan" and f.get("severity") == "error":
                 s["causes"][f["verdict"]] += 1
+            if f["label"] == "plan":
+                s["plans"][f["verdict"]] += 1
+            s["every"][f["verdict"]] += 1
             s["harmful_any"] += f["verdict"] == "harmful"
+        if r["shape"] == "conflict":
+            # a conflict's plan keeps every package that imported: nothing broken
+            plan = next((f for f in r["fixes"] if f["label"] == "plan"), None)
+            s["conflict_plans"].append((r["case"], None if plan is None or plan["verdict"] in
+                                        ("no-action", "not-applied", "not-run") else not plan["broken"]))
         failing_pkgs = {u.split(":", 1)[1].split(".")[0].split("/")[0] for u in r["failing_before"]
                         if u.startswith(("mod:", "pkg:"))}
         if len(failing_pkgs) >= 3:
@@ -949,7 +1013,18 @@ def table(results, out=sys.stdout):
     cr = s["causes"]
     tot = sum(cr.values())
     p(f"Every error cause's own fix ({tot}): " + ", ".join(f"{k} {cr[k]}" for k in VERDICTS if cr[k]) + ".")
+    pl = s["plans"]
+    if sum(pl.values()):
+        p(f"Plans ({sum(pl.values())}): " + ", ".join(f"{k} {pl[k]}" for k in VERDICTS if pl[k]) + ".")
+    ev = s["every"]
+    p(f"Every fix printed (plans, error and warning causes; {sum(ev.values())}): "
+      + ", ".join(f"{k} {ev[k]}" for k in VERDICTS if ev[k]) + ".")
     p(f"Harmful fixes, any cause or plan: {s['harmful_any']}.")
+    if s["conflict_plans"]:
+        kept = [c for c, k in s["conflict_plans"] if k]
+        p(f"Conflict plans that keep every package that imported: {len(kept)} of {len(s['conflict_plans'])}"
+          + "".join(f"; {c}: {'no plan applied' if k is None else 'breaks some'}"
+                    for c, k in s["conflict_plans"] if not k) + ".")
     if s["lines_3fail"]:
         p("Default text (--assume-driver) of cases with 3+ failing packages: " +
           ", ".join(f"{c} {n} lines" for c, n in s["lines_3fail"]) + ".")
@@ -1007,6 +1082,62 @@ def notes(results, out):
         p("")
 
 
+GOOD = ("right", "not-failing", "not-run")
+
+
+def recipe_line(name):
+    c = next((c for c in load_cases() if c["name"] == name), None)
+    if not c:
+        return "?"
+    ops = []
+    for op in c.get("ops", []):
+        args = op.get("requirements") or op.get("distributions") or op.get("paths") or \
+            [op.get("requirement") or op.get("name") or ""]
+        ops.append(f"{op['op']}{' --no-deps' if op.get('no_deps') else ''}"
+                   + (f" from {op['from']}" if op.get("from") else "") + " " + " ".join(a for a in args if a))
+    return f"{c['base']}" + ("; " + "; ".join(o.strip() for o in ops) if ops else "")
+
+
+def failures(results, out):
+    """Every fix that was not right (wrong, partial, harmful, no action, not
+    applied), per case: the env, abiscope's cause and fix, what applying it
+    did (what it fixed, what still fails, what it broke, what abiscope said
+    after).  What the advice's author reads."""
+    def p(*a):
+        print(*a, file=out)
+    for r in results:
+        bad = [f for f in r["fixes"] if f["verdict"] not in GOOD]
+        first = first_fix(r)
+        if not bad and not (r["failing_before"] and not first):
+            continue
+        p(f"#### {r['case']} ({r['shape']})")
+        p(f"- env: {recipe_line(r['case'])}; really failing before ({len(r['failing_before'])}): "
+          f"{', '.join(r['failing_before'][:10])}" + (" ..." if len(r["failing_before"]) > 10 else ""))
+        if r["failing_before"] and not first:
+            p("- abiscope gives no error cause and no plan: **no-action** for the first fix")
+        causes = {c["index"]: c for c in r["causes"]}
+        for f in bad:
+            idx = None if f["label"] == "plan" else int(f["label"].split()[1]) - 1
+            c = causes.get(idx) if idx is not None else None
+            acts = "; ".join(a.get("command") or a["action"] for a in f["actions"]) or "(no action)"
+            what = (f"plan (fixes {[i + 1 for i in (r.get('plan') or {}).get('fixes') or []]}, remaining "
+                    f"{[i + 1 for i in f.get('remaining') or []]}, {f.get('checked')})" if c is None else
+                    f"{f['label']} {c['severity']}[{c['id']}] {md(c['title'], 150)}")
+            p(f"- **{f['verdict']}**, {what}" + ("" if c is None else f"; fix text: {md(c.get('fix'), 220)}"))
+            p(f"  - applied: `{md(acts, 260)}`")
+            if f["verdict"] in ("no-action", "not-applied"):
+                if f.get("log"):
+                    p(f"  - {md(' | '.join(f['log']), 300)}")
+                continue
+            p(f"  - after: fixed {f['fixed'][:6]}; still failing {f['still'][:6]}; broke {f['broken'][:8]}"
+              + (f" (+{len(f['broken']) - 8})" if len(f["broken"]) > 8 else ""))
+            aa = f.get("abiscope_after")
+            if aa:
+                p(f"  - abiscope on the fixed copy: ok={aa.get('ok')}; error causes "
+                  f"{[md(f'{i}: {t}', 110) for i, t in (aa.get('causes') or [])][:4]}")
+        p("")
+
+
 def rejudge(res, slug):
     """The verdicts again from the kept real imports (judge() may have been
     refined since the run)."""
@@ -1059,9 +1190,10 @@ def main(argv):
     flags = [a for a in argv if a.startswith("--")]
     md_out = argv[argv.index("--markdown") + 1] if "--markdown" in argv else None
     notes_out = argv[argv.index("--notes") + 1] if "--notes" in argv else None
+    fail_out = argv[argv.index("--failures") + 1] if "--failures" in argv else None
     save_as = argv[argv.index("--save-as") + 1] if "--save-as" in argv else "latest"
     jarg = argv[argv.index("-j") + 1] if "-j" in argv else None
-    names = [a for a in argv if not a.startswith(("--", "-j")) and a not in (md_out, notes_out, save_as, jarg)]
+    names = [a for a in argv if not a.startswith(("--", "-j")) and a not in (md_out, notes_out, fail_out, save_as, jarg)]
     if "--chroot" in flags:
         make_chroot()
         return 0
@@ -1093,6 +1225,9 @@ def main(argv):
     if md_out:
         with open(md_out, "w") as f:
             table(results, f)
+    if fail_out:
+        with open(fail_out, "w") as f:
+            failures(results, f)
     if notes_out:
         with open(notes_out, "w") as f:
             notes(results, f)

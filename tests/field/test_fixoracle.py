@@ -37,6 +37,17 @@ t.ok(F.validate({"name": "y", "shape": "s", "base": "chroot:deb12",
                  "ops": [{"op": "pip-install", "requirements": ["x"]}]}) != [],
      "validate: pip-install is no recipe operation in the Debian root (pip refuses there)")
 t.ok(F.validate(cases[0]) == [], "validate: a real recipe passes")
+t.ok(any("no exact pin" in e for e in F.validate({"name": "z", "shape": "s", "base": "env:t2.12",
+                                                   "ops": [{"op": "dist-info-of", "requirement": "torch>=2.5"}]})),
+     "validate: dist-info-of takes one exact release (the stale folder of that release)")
+import tempfile  # noqa: E402
+with tempfile.TemporaryDirectory() as tmp:
+    whl = F.multipython_wheel("mp_t", os.path.join(tmp, "w"))
+    F.keep_dist_info(whl, os.path.join(tmp, "keep"))
+    kept = sorted(os.path.relpath(os.path.join(d, f), os.path.join(tmp, "keep"))
+                  for d, _, fs in os.walk(os.path.join(tmp, "keep")) for f in fs)
+    t.ok(kept == ["mp_t-1.0.dist-info/" + f for f in ("INSTALLER", "METADATA", "RECORD", "WHEEL")],
+         "dist-info-of: only the wheel's .dist-info folder is kept (with pip's INSTALLER), not its modules", kept)
 
 # ---- a fix line read as a command (the baseline, before the JSON had actions)
 P = "/e/bin/python"
