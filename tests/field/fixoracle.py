@@ -26,8 +26,9 @@ are never written):
 
 Verdicts, per fix (judge()): right (every module or library its cause takes
 down, that really failed before, imports after, and nothing that imported
-before fails), partial-said (not all, and abiscope said so: "then:" in the
-fix, or the plan's "remaining"), partial-unsaid, wrong (none), harmful
+before fails), partial-said (some but not all, and abiscope said so: "then:"
+in the fix, or the plan's "remaining"), partial-unsaid, wrong (none, said or
+not), harmful
 (something that imported before no longer does), no-action (no action to
 apply), not-applied (an action this machine cannot carry out: an index it
 cannot reach, a system package of the host), not-failing (the cause takes
@@ -351,12 +352,14 @@ def judge(before, after, targets, partial_said, applied=True, has_actions=True):
         res["verdict"] = "not-failing"
     elif not res["still"]:
         res["verdict"] = "right"
+    elif not res["fixed"]:
+        # nothing it was to fix imports: wrong, whatever it said would remain
+        # (a plan of library paths under an import of torch that still fails)
+        res["verdict"] = "wrong"
     elif partial_said:
         res["verdict"] = "partial-said"
-    elif res["fixed"]:
-        res["verdict"] = "partial-unsaid"
     else:
-        res["verdict"] = "wrong"
+        res["verdict"] = "partial-unsaid"
     return res
 
 

@@ -158,6 +158,8 @@ half = dict(before, **{"mod:a.x": True})
 t.ok(F.judge(before, half, targets, False)["verdict"] == "partial-unsaid"
      and F.judge(before, half, targets, True)["verdict"] == "partial-said", "judge: partial, said or not")
 t.ok(F.judge(before, before, targets, False)["verdict"] == "wrong", "judge: wrong when nothing is fixed")
+t.ok(F.judge(before, before, targets, True)["verdict"] == "wrong", "judge: wrong when nothing is fixed, even when "
+     "abiscope said some would remain (a partial fix fixes some)")
 r = F.judge(before, dict(ok_after, **{"mod:a.y": "crash"}), targets, False)
 t.ok(r["verdict"] == "right" and r["crashed"] == ["mod:a.y"], "judge: a target the oracle's child dies in after "
      "the fix is not measured, counted neither way", r)
