@@ -21,8 +21,10 @@
 #include <sys/utsname.h>
 #include <time.h>
 
-#define HEAD_ELF 64
-#define HEAD_OTHER 16
+/* The first bytes kept of a file only probed: as many as an ELF header, so
+ * that the loader's open_verify gives the same answer on the snapshot ("file
+ * too short" below 64 bytes, "invalid ELF header" at or above). */
+#define HEAD_KEEP 64
 #define TEXT_MAX (16u << 20)
 #define LINK_DEPTH 40
 
@@ -139,13 +141,11 @@ static bool resolve_recording(struct builder *b, const char *path, char *out, si
 
 static void describe_head(struct builder *b, struct snap_file *sf, const char *path)
 {
-	uint8_t head[HEAD_ELF];
+	uint8_t head[HEAD_KEEP];
 	struct fs_probe pr;
 	fs_probe(&b->s->fs, path, head, sizeof head, &pr);
 	sf->size = pr.size;
-	size_t keep = elf_has_magic(head, pr.head_len) ? HEAD_ELF : HEAD_OTHER;
-	if (keep > pr.head_len)
-		keep = pr.head_len;
+	size_t keep = pr.head_len < HEAD_KEEP ? pr.head_len : HEAD_KEEP;
 	uint8_t *copy = arena_alloc(b->a, keep ? keep : 1);
 	memcpy(copy, head, keep);
 	sf->bytes = copy;
@@ -385,6 +385,16 @@ static bool list_one(void *ctx, const char *name, enum fs_kind kind, bool is_lin
 	struct builder *b = l->b;
 	char child[PATH_MAX * 2];
 	snprintf(child, sizeof child, "%s/%s", str_eq(l->dir, "/") ? "" : l->dir, name);
+	if (kind == FS_OTHER && !is_link) {
+		/* a FIFO, socket or device: the snapshot has no such files, and
+		 * the mount would make an empty regular file of the name (which
+		 * the loader calls "file too short" where here it would block) */
+		struct fs_stat st;
+		fs_stat(&b->s->fs, child, &st);
+		if (st.kind != FS_REGULAR && st.kind != FS_DIR)
+			return true;
+		kind = st.kind;
+	}
 	if (is_link) {
 		char target[PATH_MAX];
 		if (fs_readlink(&b->s->fs, child, target, sizeof target)) {
