@@ -343,6 +343,7 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 	jw_kint(w, "extension_modules", (int64_t)c->nextensions);
 	jw_kint(w, "failing_extension_modules", (int64_t)c->nfail_ext);
 	jw_kint(w, "cannot_tell", (int64_t)c->ncannot_tell);
+	jw_kint(w, "not_checked", (int64_t)c->nunjudged);
 	jw_kint(w, "self_loaded_libraries", (int64_t)c->nself);
 	jw_kint(w, "failing_self_loaded_libraries", (int64_t)c->nfail_self);
 	jw_key(w, "torch");
@@ -578,6 +579,7 @@ struct check_run {
 	size_t nfail, next, ngpu_fail, nwarn;
 	size_t nself, nfail_self;	/* libraries the packages' imports load themselves */
 	size_t ncannot_tell;		/* not known to fail: never counted as importing, nor as failing */
+	size_t nunjudged;		/* not judged: no interpreter to model; never "OK" */
 	bool torch_fails, driver_missing, failed_to_run;
 	int code;
 	struct scan *scan;		/* the scan it ran in */
@@ -667,6 +669,7 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 		r->nself += r->envs[i].nself;
 		r->ngpu_fail += r->envs[i].ngpu_fail;
 		r->ncannot_tell += r->envs[i].ncannot_tell;
+		r->nunjudged += r->envs[i].nunjudged;
 		r->next += r->envs[i].nextensions;
 	}
 	causes_build(&s->arena, &s->findings, 0, s->findings.list.n, &r->all);
@@ -682,6 +685,8 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 		if (str_eq(((struct finding *)s->findings.list.item[i])->id, "import-fails"))
 			r->torch_fails = true;
 	r->code = r->nfail || r->nfail_self || r->torch_fails || r->ngpu_fail ? EXIT_FAILS : EXIT_OK;
+	if (r->code == EXIT_OK && r->nunjudged)
+		r->code = EXIT_UNREADABLE;	/* nothing known to fail, but not checked either: never OK */
 	r->nwarn = findings_count(&s->findings, SEV_WARNING);
 	return 0;
 }
@@ -696,6 +701,7 @@ static void print_run_json(struct scan *s, struct jw *w, const struct check_run 
 	jw_kint(w, "self_loaded_libraries", (int64_t)r->nself);
 	jw_kint(w, "failing_self_loaded_libraries", (int64_t)r->nfail_self);
 	jw_kint(w, "cannot_tell", (int64_t)r->ncannot_tell);
+	jw_kint(w, "not_checked", (int64_t)r->nunjudged);
 	jw_kint(w, "errors", (int64_t)findings_count(&s->findings, SEV_ERROR));
 	jw_kint(w, "warnings", (int64_t)r->nwarn);
 	jw_kint(w, "causes", (int64_t)r->all.list.n);
@@ -730,9 +736,10 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 	size_t nf = c->nfail_ext + c->nfail_lib;
 	size_t checked = c->nv - c->nstdlib + c->nbroken_ext - c->nself;	/* libraries too under --libraries */
 	bool bad = nf || c->nfail_self || c->ngpu_fail;
+	bool unsure = c->ncannot_tell || c->nunjudged;
 	fprintf(t->out, "%sverdict%s      %s%s%s: %zu of %zu %s would fail to import here", c_bold(t),
-		c_reset(t), bad ? c_red(t) : c->ncannot_tell ? c_yellow(t) : c_green(t),
-		bad ? "FAIL" : c->ncannot_tell ? "CANNOT TELL" : "OK", c_reset(t),
+		c_reset(t), bad ? c_red(t) : unsure ? c_yellow(t) : c_green(t),
+		bad ? "FAIL" : c->nunjudged ? "NOT CHECKED" : c->ncannot_tell ? "CANNOT TELL" : "OK", c_reset(t),
 		nf, checked, checked > c->nextensions ? "modules and libraries"
 		: checked == 1 ? "extension module" : "extension modules");
 	if (c->ngpu_fail)
@@ -740,6 +747,8 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 	if (c->nself)
 		fprintf(t->out, "; %zu of %zu librar%s its packages load themselves would fail to load", c->nfail_self,
 			c->nself, c->nself == 1 ? "y" : "ies");
+	if (c->nunjudged)
+		fprintf(t->out, "; %zu not judged (no interpreter could be modelled)", c->nunjudged);
 	if (c->ncannot_tell)
 		fprintf(t->out, "; cannot tell for %zu (each depends on what its package does as it imports: see below)",
 			c->ncannot_tell);
@@ -801,6 +810,13 @@ static void print_summary_line(const struct term *t, const struct check_run *r)
 {
 	/* cannot tell: not a failure (exit status 0), but not "OK" either */
 	bool unsure = !r->code && r->ncannot_tell;
+	if (r->code == EXIT_UNREADABLE) {
+		fprintf(t->out, "%sNOT CHECKED%s: %zu of %zu extension module%s not judged (no interpreter could be "
+				"modelled: see 'interpreter' above); %zu warning%s\n",
+			c_yellow(t), c_reset(t), r->nunjudged, r->next, r->next == 1 ? "" : "s", r->nwarn,
+			r->nwarn == 1 ? "" : "s");
+		return;
+	}
 	fprintf(t->out, "%s%s%s: %zu of %zu extension module%s would fail to import%s",
 		r->code ? c_red(t) : unsure ? c_yellow(t) : c_green(t), r->code ? "FAIL" : unsure ? "CANNOT TELL" : "OK",
 		c_reset(t), r->nfail, r->next, r->next == 1 ? "" : "s",

@@ -267,7 +267,8 @@ const struct cli_command cli_commands[] = {
 			"abiscope check --junit report.xml --fail-on warning .venv\tin CI: a JUnit report, and a failed job on warnings too\n"
 			"abiscope check --host node7.json.gz .venv\twould this venv import on the host the snapshot describes\n",
 		.exit_status = "0 nothing is known to fail (everything imports, or CANNOT TELL for some), 1 something "
-			       "would fail, 2 usage error, 3 a PATH could not be read",
+			       "would fail, 2 usage error, 3 a PATH could not be read, or nothing is known to fail but no "
+			       "interpreter could be modelled to judge its modules (NOT CHECKED)",
 	},
 	{
 		.name = "explain",

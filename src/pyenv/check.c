@@ -1100,6 +1100,7 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 		else if (io->is_extension)
 			c->nextensions++;
 		c->ncannot_tell += v->state == V_CANNOT_TELL;
+		c->nunjudged += v->state == V_NOT_CHECKED;	/* judge() without a process */
 		if (v->state == V_FAILS && !loader) {
 			if (io->is_extension)
 				c->nfail_ext++;
