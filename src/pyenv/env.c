@@ -1,4 +1,5 @@
 #include "pyenv/env.h"
+#include "core/utf8.h"
 #include "pyenv/interpreter.h"
 
 #include <limits.h>
@@ -150,38 +151,90 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The folders the .pth files of site add to sys.path, as site.py does:
- * files in name order, one path a line (relative to site), "import" lines
- * skipped (they are code, not run here), folders that do not exist skipped. */
-static void pth_dirs(struct scan *s, const char *site, struct ptrvec *out)
+/* Python's str.isspace() for the bytes a .pth line may end in. */
+static bool py_space(unsigned char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+}
+
+/* One line of a .pth file [p, p + n), as addpackage() takes it: the folder
+ * it adds (joined to site, normalised as os.path.abspath does) when it
+ * names one that exists, else NULL.  An existing file goes on sys.path too,
+ * but no extension module imports from one (zipimport loads none). */
+static const char *pth_line(struct scan *s, const char *site, const char *p, size_t n)
+{
+	if (!n || p[0] == '#')
+		return NULL;
+	size_t k = n;
+	while (k && py_space((unsigned char)p[k - 1]))
+		k--;
+	if (!k)
+		return NULL;	/* only whitespace */
+	if ((n >= 7 && (strncmp(p, "import ", 7) == 0 || strncmp(p, "import\t", 7) == 0)) || memchr(p, '\0', k))
+		return NULL;	/* code (not run here), or a NUL (os.path.exists says no) */
+	char line[PATH_MAX], joined[PATH_MAX], norm[PATH_MAX];
+	if (k >= sizeof line)
+		return NULL;
+	memcpy(line, p, k);
+	line[k] = '\0';
+	if (line[0] == '/')	/* os.path.join(site, "/x") is "/x" */
+		snprintf(joined, sizeof joined, "%s", line);
+	else
+		path_join(site, line, joined, sizeof joined);
+	path_normalize(joined, norm, sizeof norm);
+	return is_dir(s, norm) ? arena_strdup(&s->arena, norm) : NULL;
+}
+
+/*
+ * The folders one .pth file adds to sys.path, as CPython 3.11's site.py
+ * addpackage() reads it: the whole file (mapped: no size limit, Python has
+ * none), lines ending at \n, \r\n or \r (universal newlines).  A file that
+ * is not UTF-8 stops the interpreter at startup (the decode error escapes
+ * site.py: "Fatal Python error: init_import_site"): *fatal says so.
+ */
+static void pth_file(struct scan *s, const char *site, const char *path, struct ptrvec *out, const char **fatal)
+{
+	struct mapped_file mf;
+	struct diag d;
+	diag_clear(&d);
+	if (fs_map(&s->fs, path, &mf, &d) != ST_OK)
+		return;
+	struct bytes b = bytes_make(mf.data, mf.len, false);
+	const char *text = mf.len ? (const char *)bytes_at(&b, 0, mf.len) : "";
+	for (size_t i = 0; i < mf.len;) {
+		uint32_t cp;
+		size_t l = utf8_seq((const unsigned char *)text + i, mf.len - i, &cp);
+		if (!l) {
+			*fatal = arena_printf(&s->arena, "%s is not UTF-8 (byte %zu): Python stops at startup "
+							 "under a UTF-8 or C locale (Fatal Python error: "
+							 "init_import_site)", path, i);
+			goto out;
+		}
+		i += l;
+	}
+	for (size_t i = 0; i < mf.len;) {
+		size_t e = i;
+		while (e < mf.len && text[e] != '\n' && text[e] != '\r')
+			e++;
+		const char *dir = pth_line(s, site, text + i, e - i);
+		if (dir)
+			ptrvec_push(&s->arena, out, (void *)dir);
+		i = e + (e + 1 < mf.len && text[e] == '\r' && text[e + 1] == '\n' ? 2 : 1);
+	}
+out:
+	fs_unmap(&mf);
+}
+
+/* The folders the .pth files of site add to sys.path: every *.pth, in name
+ * order (site.py's sorted(os.listdir())). */
+static void pth_dirs(struct scan *s, const char *site, struct ptrvec *out, const char **fatal)
 {
 	struct pth_list l = { s, { 0 } };
 	if (!fs_list_dir(&s->fs, site, pth_entry, &l) || !l.names.n)
 		return;
 	sort_items(l.names.item, l.names.n, sizeof(void *), cmp_name);
-	for (size_t i = 0; i < l.names.n; i++) {
-		char *text;
-		size_t len;
-		struct diag d;
-		diag_clear(&d);
-		if (fs_read_small(&s->fs, join(s, site, l.names.item[i]), 64 * 1024, &text, &len, &d) != ST_OK)
-			continue;
-		for (char *line = text; line && *line;) {
-			char *eol = strchr(line, '\n');
-			if (eol)
-				*eol = 0;
-			size_t n = strlen(line);
-			while (n && (line[n - 1] == ' ' || line[n - 1] == '\r' || line[n - 1] == '\t'))
-				line[--n] = 0;
-			if (n && line[0] != '#' && !str_starts(line, "import ") && !str_starts(line, "import\t")) {
-				const char *dir = line[0] == '/' ? arena_strdup(&s->arena, line) : join(s, site, line);
-				if (is_dir(s, dir))
-					ptrvec_push(&s->arena, out, (void *)dir);
-			}
-			line = eol ? eol + 1 : NULL;
-		}
-		free(text);
-	}
+	for (size_t i = 0; i < l.names.n && !*fatal; i++)
+		pth_file(s, site, join(s, site, l.names.item[i]), out, fatal);
 }
 
 /* sys.path after site.py: each site directory followed by what its .pth
@@ -195,13 +248,15 @@ static void add_pth_sites(struct scan *s, struct pyenv *e)
 	for (size_t i = 0; i < n; i++) {
 		add_site(s, e, orig[i]);
 		struct ptrvec extra = { 0 };
-		pth_dirs(s, orig[i], &extra);
+		pth_dirs(s, orig[i], &extra, &e->startup_error);
 		for (size_t k = 0; k < extra.n; k++) {
 			size_t before = e->nsite;
 			add_site(s, e, extra.item[k]);
-			if (e->nsite > before)
+			if (e->nsite > before) {
+				ptrvec_push(&s->arena, &e->pth_sites, (void *)e->site[e->nsite - 1]);
 				note(s, e, "%s: a .pth file in %s adds it to sys.path", (const char *)extra.item[k],
 				     orig[i]);
+			}
 		}
 	}
 }
@@ -513,16 +568,25 @@ const char *pyenv_module_stem(struct arena *a, const char *filename)
 	return arena_strndup(a, filename, (size_t)(dot - filename));
 }
 
+/* A name Python can import (PEP 3131): ASCII letters, digits (not first)
+ * and '_'; any byte of a non-ASCII character is taken as a letter (Python
+ * accepts most; refusing one would leave a real module unjudged). */
 static bool is_identifier(const char *s, size_t n)
 {
 	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+		unsigned char c = (unsigned char)s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+		      c >= 0x80))
 			return false;
 	}
 	return true;
+}
+
+bool pyenv_identifier(const char *name)
+{
+	return is_identifier(name, strlen(name));
 }
 
 const char *pyenv_module_name(struct scan *s, const struct pyenv *e, const char *path,
@@ -553,6 +617,8 @@ const char *pyenv_module_name(struct scan *s, const struct pyenv *e, const char 
 			buf[o++] = '.';
 			p = slash + 1;
 		}
+		if (!is_identifier(stem, strlen(stem)))
+			return NULL;	/* "my-ext.cpython-311-x86_64-linux-gnu.so": no import reaches it */
 		snprintf(buf + o, sizeof buf - o, "%s", stem);
 		if (site_out)
 			*site_out = site;

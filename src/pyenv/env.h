@@ -42,6 +42,12 @@ struct pyenv {
 	const char *libdir;		/* conda: <prefix>/lib */
 	const char *ext_suffix;		/* ".cpython-311-x86_64-linux-gnu.so" or NULL */
 	struct ptrvec notes;		/* const char *: inferences made */
+	/* the entries of site that .pth files added: sys.path entries, not
+	 * installation trees (the inventory lists only what Python could
+	 * import from them: pyenv/inventory.h) */
+	struct ptrvec pth_sites;
+	const char *startup_error;	/* why the interpreter cannot start here (a .pth file that is
+					 * not UTF-8), or NULL */
 };
 
 const char *pyenv_kind_name(enum pyenv_kind k);
@@ -73,5 +79,7 @@ const char *pyvenv_cfg_value(struct arena *a, const char *text, const char *key)
 
 /* The module name a file name stands for ("common_ops" for common_ops.abi3.so). */
 const char *pyenv_module_stem(struct arena *a, const char *filename);
+/* Whether a folder or module of this name can be imported (an identifier). */
+bool pyenv_identifier(const char *name);
 
 #endif

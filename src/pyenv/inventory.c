@@ -6,6 +6,10 @@
 #include <limits.h>
 
 #define MAX_WALK_DEPTH 40
+/* A folder a .pth file adds to sys.path is listed only as far as Python
+ * could import from it, and at most this many folders of it: a .pth naming
+ * / or a home folder is rarely meant, and never a reason to read a disk. */
+#define MAX_PTH_WALK_DIRS 4096
 
 bool object_is_extension(const struct object *o, const char *stem)
 {
@@ -60,6 +64,9 @@ struct walker {
 	const struct pyenv *e;
 	const char *site;	/* site directory being walked, or NULL */
 	bool stdlib;
+	bool importable_only;	/* a .pth's folder: only what Python could import from it */
+	size_t dirs_left;	/* ... and at most this many more folders of it */
+	bool stopped;
 	struct ptrvec objs;	/* inv_obj * */
 	struct strmap seen;	/* object pointer (as text) -> inv_obj */
 };
@@ -94,6 +101,12 @@ static void consider_file(struct walker *w, const char *path, const char *name)
 	}
 	if (o->kind != OBJ_ELF && !inventory_module_file(w->e, name))
 		return;
+	const char *stem = pyenv_module_stem(&s->arena, name);
+	/* a module Python can import: under a site directory only by a dotted
+	 * name of identifiers (not from .cache/ or not-a-pkg/) */
+	const char *module = w->site ? pyenv_module_name(s, w->e, path, NULL) : stem;
+	if (w->importable_only && !module)
+		return;
 	char key[32];
 	snprintf(key, sizeof key, "%p", (void *)o);
 	struct inv_obj *io = strmap_get(&w->seen, key);
@@ -112,12 +125,9 @@ static void consider_file(struct walker *w, const char *path, const char *name)
 		const char *slash = strchr(rel, '/');
 		io->package = slash ? arena_strndup(&s->arena, rel, (size_t)(slash - rel)) : NULL;
 	}
-	const char *stem = pyenv_module_stem(&s->arena, name);
-	if (object_is_extension(o, stem) || o->kind != OBJ_ELF) {
+	if (module && (object_is_extension(o, stem) || o->kind != OBJ_ELF)) {
 		io->is_extension = true;
-		io->module = w->site ? pyenv_module_name(s, w->e, path, NULL) : stem;
-		if (!io->module)
-			io->module = stem;
+		io->module = module;
 	}
 	strmap_put(&s->arena, &w->seen, arena_strdup(&s->arena, key), io);
 	ptrvec_push(&s->arena, &w->objs, io);
@@ -170,6 +180,8 @@ static bool list_entry(void *ctx, const char *name, enum fs_kind kind, bool is_l
 	if (kind == FS_DIR) {
 		if (str_eq(name, "__pycache__") || str_ends(name, ".dist-info") || str_ends(name, ".egg-info"))
 			return true;
+		if (c->w->importable_only && !pyenv_identifier(name))
+			return true;	/* Python imports nothing from here */
 		ptrvec_push(&s->arena, &c->subdirs, (void *)path);
 	} else if (kind == FS_REGULAR) {
 		ptrvec_push(&s->arena, &c->files, (void *)path);
@@ -183,10 +195,39 @@ static int cmp_path(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Is dir walked on its own: a site directory, or the environment (a .pth
+ * naming an ancestor must not walk them again), or not files at all. */
+static bool walked_apart(struct walker *w, const char *dir)
+{
+	if (fs_on_pseudo_fs(&w->s->fs, dir))
+		return true;
+	if (w->e->root && str_eq(dir, w->e->root))
+		return true;
+	for (size_t i = 0; i < w->e->nsite; i++)
+		if (w->e->site[i] != w->site && str_eq(dir, w->e->site[i]))
+			return true;
+	return false;
+}
+
 static void walk(struct walker *w, const char *dir, int depth)
 {
 	if (depth > MAX_WALK_DEPTH)
 		return;
+	if (w->importable_only) {
+		if (depth > 0 && walked_apart(w, dir))
+			return;
+		if (!w->dirs_left) {
+			if (!w->stopped)
+				ptrvec_push(&w->s->arena, &w->inv->notes,
+					    arena_printf(&w->s->arena, "%s (a .pth file adds it to sys.path): abiscope "
+									"stopped listing it after %d folders; its modules "
+									"past them are not judged", w->site,
+						         MAX_PTH_WALK_DIRS));
+			w->stopped = true;
+			return;
+		}
+		w->dirs_left--;
+	}
 	struct dir_ctx c = { w, dir, depth, { 0 }, { 0 } };
 	if (!fs_list_dir(&w->s->fs, dir, list_entry, &c))
 		return;
@@ -222,8 +263,12 @@ void inventory_build(struct scan *s, const struct pyenv *e, struct inventory *in
 		dists_load(s, e, &inv->dists);
 		for (size_t i = 0; i < e->nsite; i++) {
 			w.site = e->site[i];
+			w.importable_only = ptrvec_contains(&e->pth_sites, e->site[i]);
+			w.dirs_left = MAX_PTH_WALK_DIRS;
+			w.stopped = false;
 			walk(&w, e->site[i], 0);
 		}
+		w.importable_only = false;
 		w.site = NULL;
 		if (e->libdir) {
 			w.site = NULL;

@@ -8,8 +8,12 @@
  * mapped to the distribution whose RECORD lists it, to its import name, and
  * marked as an extension module when it exports PyInit_<name> (the only
  * reliable sign: torch/lib/libc10.so sits under a package but is a plain
- * library).  An index by file name and SONAME answers "where in this
- * environment is libnvrtc.so.13".
+ * library).  Only a module an import statement can name is one: under
+ * folders whose names are identifiers (not .cache/ or not-a-pkg/).  A
+ * folder a .pth file adds to sys.path is no installation tree: it is listed
+ * only as far as Python could import from it, and only so far (notes says
+ * where it stopped).  An index by file name and SONAME answers "where in
+ * this environment is libnvrtc.so.13".
  */
 #ifndef ABISCOPE_PYENV_INVENTORY_H
 #define ABISCOPE_PYENV_INVENTORY_H
@@ -42,6 +46,7 @@ struct inventory {
 	size_t files_seen, dirs_seen;
 	struct ptrvec unreadable;	/* const char *: "path: reason" for files that could not be read */
 	struct ptrvec broken;		/* struct inv_broken *: FIFOs, links to nothing, unreadable... */
+	struct ptrvec notes;		/* const char *: what the walk left out, and why */
 };
 
 /* Walks the environment (or the plain folder / file at e->root). */
