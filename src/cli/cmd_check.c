@@ -146,7 +146,7 @@ static void print_env_header(const struct term *t, const struct env_check *c, bo
 	if (e->python && verbose)
 		fprintf(t->out, "%sinterpreter%s  %s\n", c_bold(t), c_reset(t), one_line(e->python));
 	if (c->python_problem)
-		fprintf(t->out, "%sinterpreter%s  %s%s%s\n", c_bold(t), c_reset(t), c_red(t), c->python_problem,
+		fprintf(t->out, "%sinterpreter%s  %s%s%s\n", c_bold(t), c_reset(t), c_red(t), one_line(c->python_problem),
 			c_reset(t));
 	if (verbose)
 		fprintf(t->out, "%sobjects%s      %zu ELF objects: %zu extension modules (and %zu of the standard "
@@ -265,6 +265,8 @@ static void print_env_detail(struct scan *s, const struct term *t, const struct 
 	if (verbose) {
 		for (size_t i = 0; i < e->notes.n; i++)
 			fprintf(t->out, "%snote:%s %s\n", c_dim(t), c_reset(t), (const char *)e->notes.item[i]);
+		for (size_t i = 0; i < c->inv.notes.n; i++)
+			fprintf(t->out, "%snote:%s %s\n", c_dim(t), c_reset(t), one_line(c->inv.notes.item[i]));
 		for (size_t i = 0; i < c->torch.notes.n; i++)
 			fprintf(t->out, "%snote:%s %s\n", c_dim(t), c_reset(t), (const char *)c->torch.notes.item[i]);
 	}
@@ -419,6 +421,8 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 	jw_arr_begin(w);
 	for (size_t i = 0; i < e->notes.n; i++)
 		jw_str(w, e->notes.item[i]);
+	for (size_t i = 0; i < c->inv.notes.n; i++)
+		jw_str(w, c->inv.notes.item[i]);
 	for (size_t i = 0; i < c->torch.notes.n; i++)
 		jw_str(w, c->torch.notes.item[i]);
 	jw_arr_end(w);

@@ -888,7 +888,9 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 	po.ld_bind_now = x->o->ld_bind_now;
 	struct diag pd;
 	diag_clear(&pd);
-	if (exe && proc_init(&x->base, &s->arena, &s->objs, &po, exe, &pd) == ST_OK)
+	if (c->env.startup_error)
+		c->python_problem = c->env.startup_error;	/* no import runs: the interpreter stops first */
+	else if (exe && proc_init(&x->base, &s->arena, &s->objs, &po, exe, &pd) == ST_OK)
 		x->base_ok = true;
 	else if (exe)
 		c->python_problem = arena_printf(&s->arena, "cannot model the interpreter %s: %s", exe, pd.msg);
