@@ -345,7 +345,7 @@ static void print_env_json(struct scan *s, struct jw *w, const struct env_check 
 	jw_kint(w, "extension_modules", (int64_t)c->nextensions);
 	jw_kint(w, "failing_extension_modules", (int64_t)c->nfail_ext);
 	jw_kint(w, "cannot_tell", (int64_t)c->ncannot_tell);
-	jw_kint(w, "not_checked", (int64_t)c->nunjudged);
+	jw_kint(w, "not_checked", (int64_t)(c->nunjudged + c->nunjudged_other));
 	jw_kint(w, "self_loaded_libraries", (int64_t)c->nself);
 	jw_kint(w, "failing_self_loaded_libraries", (int64_t)c->nfail_self);
 	jw_key(w, "torch");
@@ -673,7 +673,7 @@ static int run_envs(struct scan *s, const struct check_cli *o, const struct chec
 		r->nself += r->envs[i].nself;
 		r->ngpu_fail += r->envs[i].ngpu_fail;
 		r->ncannot_tell += r->envs[i].ncannot_tell;
-		r->nunjudged += r->envs[i].nunjudged;
+		r->nunjudged += r->envs[i].nunjudged + r->envs[i].nunjudged_other;
 		r->next += r->envs[i].nextensions;
 	}
 	causes_build(&s->arena, &s->findings, 0, s->findings.list.n, &r->all);
@@ -740,10 +740,11 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 	size_t nf = c->nfail_ext + c->nfail_lib;
 	size_t checked = c->nv - c->nstdlib + c->nbroken_ext - c->nself;	/* libraries too under --libraries */
 	bool bad = nf || c->nfail_self || c->ngpu_fail;
-	bool unsure = c->ncannot_tell || c->nunjudged;
+	bool unjudged = c->nunjudged || c->nunjudged_other;
+	bool unsure = c->ncannot_tell || unjudged;
 	fprintf(t->out, "%sverdict%s      %s%s%s: %zu of %zu %s would fail to import here", c_bold(t),
 		c_reset(t), bad ? c_red(t) : unsure ? c_yellow(t) : c_green(t),
-		bad ? "FAIL" : c->nunjudged ? "NOT CHECKED" : c->ncannot_tell ? "CANNOT TELL" : "OK", c_reset(t),
+		bad ? "FAIL" : unjudged ? "NOT CHECKED" : c->ncannot_tell ? "CANNOT TELL" : "OK", c_reset(t),
 		nf, checked, checked > c->nextensions ? "modules and libraries"
 		: checked == 1 ? "extension module" : "extension modules");
 	if (c->ngpu_fail)
@@ -751,8 +752,8 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 	if (c->nself)
 		fprintf(t->out, "; %zu of %zu librar%s its packages load themselves would fail to load", c->nfail_self,
 			c->nself, c->nself == 1 ? "y" : "ies");
-	if (c->nunjudged)
-		fprintf(t->out, "; %zu not judged (no interpreter could be modelled)", c->nunjudged);
+	if (unjudged)
+		fprintf(t->out, "; %zu not judged (no interpreter could be modelled)", c->nunjudged + c->nunjudged_other);
 	if (c->ncannot_tell)
 		fprintf(t->out, "; cannot tell for %zu (each depends on what its package does as it imports: see below)",
 			c->ncannot_tell);
@@ -815,9 +816,14 @@ static void print_summary_line(const struct term *t, const struct check_run *r)
 	/* cannot tell: not a failure (exit status 0), but not "OK" either */
 	bool unsure = !r->code && r->ncannot_tell;
 	if (r->code == EXIT_UNREADABLE) {
-		fprintf(t->out, "%sNOT CHECKED%s: %zu of %zu extension module%s not judged (no interpreter could be "
-				"modelled: see 'interpreter' above); %zu warning%s\n",
-			c_yellow(t), c_reset(t), r->nunjudged, r->next, r->next == 1 ? "" : "s", r->nwarn,
+		size_t ext = 0;
+		for (size_t i = 0; i < r->nenv; i++)
+			ext += r->envs[i].nunjudged;
+		fprintf(t->out, "%sNOT CHECKED%s: %zu of %zu extension module%s not judged", c_yellow(t), c_reset(t), ext,
+			r->next, r->next == 1 ? "" : "s");
+		if (r->nunjudged > ext)
+			fprintf(t->out, " (and %zu librar%s)", r->nunjudged - ext, r->nunjudged - ext == 1 ? "y" : "ies");
+		fprintf(t->out, ": no interpreter could be modelled (see 'interpreter' above); %zu warning%s\n", r->nwarn,
 			r->nwarn == 1 ? "" : "s");
 		return;
 	}

@@ -1102,7 +1102,14 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 		else if (io->is_extension)
 			c->nextensions++;
 		c->ncannot_tell += v->state == V_CANNOT_TELL;
-		c->nunjudged += v->state == V_NOT_CHECKED;	/* judge() without a process */
+		/* judge() without a process: the extension modules counted in nextensions, and the rest
+		 * (libraries under --libraries, those the packages load) apart */
+		if (v->state == V_NOT_CHECKED && !(io->is_extension && io->in_stdlib)) {
+			if (!loader && io->is_extension)
+				c->nunjudged++;
+			else
+				c->nunjudged_other++;
+		}
 		if (v->state == V_FAILS && !loader) {
 			if (io->is_extension)
 				c->nfail_ext++;

@@ -104,7 +104,8 @@ struct env_check {
 	size_t nself, nfail_self;	/* libraries the packages' imports load themselves (loaded_by),
 					 * judged without --libraries; counted apart from modules */
 	size_t ncannot_tell;	/* modules whose verdict depends on a load abiscope cannot decide */
-	size_t nunjudged;	/* modules not judged at all: no interpreter could be modelled (python_problem) */
+	size_t nunjudged;	/* of nextensions, not judged at all: no interpreter could be modelled (python_problem) */
+	size_t nunjudged_other;	/* libraries (--libraries, those the packages load) not judged, likewise */
 	size_t nbroken_ext;	/* of nextensions: files no one can import (extension-unreadable) */
 	size_t ngpu_fail;		/* modules that import but fail on the GPU */
 	const char *gpu_line;		/* the CUDA target ("H100 (sm_90), from --gpu ...") or NULL */

@@ -27,7 +27,7 @@ expect_contains "$(cat "$FX/with.txt")" "OK: 0 of 1 extension module would fail"
 PATH=/nonexistent-abiscope-path $ABISCOPE check --color never --no-driver "$SP" >"$FX/without.txt" 2>&1
 rc=$?
 expect_eq "$rc" "3" "no interpreter to model: exit 3, not 0"
-expect_contains "$(cat "$FX/without.txt")" "NOT CHECKED: 1 of 1 extension module not judged" "no interpreter: NOT CHECKED, not OK"
+expect_contains "$(cat "$FX/without.txt")" "NOT CHECKED: 1 of 1 extension module not judged: no interpreter could be modelled" "no interpreter: NOT CHECKED, not OK"
 expect_not_contains "$(cat "$FX/without.txt")" "OK: 0 of 1" "no interpreter: no OK line"
 PATH=/nonexistent-abiscope-path $ABISCOPE check --json --no-driver "$SP" >"$FX/without.json" 2>/dev/null
 expect_eq "$(jq_py "j['ok'], j['summary']['not_checked'], j['environments'][0]['not_checked']" <"$FX/without.json")" \
