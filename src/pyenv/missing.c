@@ -217,6 +217,32 @@ static struct finding *not_installed(struct check_ctx *x, struct finding *lnf, c
 	return f;
 }
 
+/*
+ * The installed copies of lib a search could find: a file of that name in
+ * the copy's folder.  A copy known only by its SONAME under another file
+ * name (auditwheel's libcudart.e8e8b82a.so.12 in torchvision.libs, SONAME
+ * libcudart.so.12) is never opened by a search for lib, whatever path is
+ * added: only the objects that name the renamed file load it.
+ */
+static const struct ptrvec *findable_copies(struct check_ctx *x, const char *lib)
+{
+	struct scan *s = x->s;
+	const struct ptrvec *hits = inventory_find(&x->c->inv, lib);
+	if (!hits)
+		return NULL;
+	struct ptrvec *out = arena_calloc(&s->arena, 1, sizeof *out);
+	for (size_t i = 0; i < hits->n; i++) {
+		const struct inv_obj *h = hits->item[i];
+		char dir[PATH_MAX];
+		path_dirname(h->path, dir, sizeof dir);
+		struct fs_stat st;
+		fs_stat(&s->fs, arena_printf(&s->arena, "%s/%s", dir, lib), &st);
+		if (st.kind == FS_REGULAR)
+			ptrvec_push(&s->arena, out, hits->item[i]);
+	}
+	return out;
+}
+
 void check_explain_missing(struct check_ctx *x, struct finding *lnf, const struct inv_obj *io)
 {
 	struct scan *s = x->s;
@@ -224,7 +250,7 @@ void check_explain_missing(struct check_ctx *x, struct finding *lnf, const struc
 	const char *lib = val_get_str(lnf->fields, "library");
 	if (!lib || strchr(lib, '/'))
 		return;
-	const struct ptrvec *hits = inventory_find(&x->c->inv, lib);
+	const struct ptrvec *hits = findable_copies(x, lib);
 	struct finding *f;
 	if (hits && hits->n) {
 		const struct inv_obj *h = hits->item[0];
