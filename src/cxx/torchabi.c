@@ -246,6 +246,12 @@ static enum status parse_symbols(struct arena *a, const struct bytes *b, const c
 				 uint64_t off, struct diag *d)
 {
 	size_t setbytes = (ix->nrel + 7) / 8;
+	/* the header's counts size the tables below: first the bytes they need
+	 * must be there (a set's bitmap and count, a byte at least per hash),
+	 * so a short file claiming 2^24 sets allocates nothing */
+	uint64_t need = (uint64_t)ix->nsets * (setbytes + 1) + ix->nsym;
+	if (off > b->len || need > b->len - off)
+		return bad(d, name, off, "the counts claim more sets and symbols than the file holds");
 	ix->sets = arena_calloc(a, ix->nsets ? ix->nsets : 1, sizeof *ix->sets);
 	for (size_t s = 0; s < ix->nsets; s++, off += setbytes) {
 		struct bytes bm;

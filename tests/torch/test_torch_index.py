@@ -177,6 +177,16 @@ def run(tmp):
     open(bad, "wb").write(bytes(flipped))
     r = subprocess.run([ABISCOPE, "torch-compat", "--index", bad, exts["needs_common"]], capture_output=True, text=True)
     ok(r.returncode == 3 and "torch ABI index" in r.stderr, "a damaged symbol group is an error", r.stderr)
+    # a small file whose header claims 2^24 sets and symbols: refused before anything is allocated for
+    # them (it took 530 MB), here under a 256 MB address-space limit
+    claims = bytearray(first)
+    claims[16:24] = ((1 << 24) - 1).to_bytes(4, "little") * 2
+    open(bad, "wb").write(bytes(claims))
+    import resource
+    r = subprocess.run([ABISCOPE, "torch-compat", "--index", bad, exts["needs_common"]], capture_output=True,
+                       text=True, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (256 << 20, 256 << 20)))
+    ok(r.returncode == 3 and "bad.idx" in r.stderr and "more sets and symbols than the file holds" in r.stderr,
+       f"counts the file cannot hold ({len(claims)} bytes claiming 2^24 sets): an error, nothing allocated", r.stderr)
 
     # one release, two machines: an aarch64 wheel of 9.0.0 that is a CPU build
     # (PyPI's aarch64 torch 2.9.1 is, its x86_64 twin CUDA 12) and lacks the
