@@ -62,7 +62,7 @@ RANK = layer_rank()
 PRINT_RE = re.compile(r"\b(printf|fprintf|vfprintf|puts|fputs|putchar|perror|stdout|stderr|"
                       r"getenv|secure_getenv|environ)\b")
 DISK_RE = re.compile(r"\b(fopen|freopen|gzopen|gzdopen|opendir|fdopendir|stat|lstat|fstatat|"
-                     r"zip_open|open|openat|creat|readlink|readlinkat|access|faccessat|realpath|"
+                     r"zip_open|zip_source_file_create|open|openat|creat|readlink|readlinkat|access|faccessat|realpath|"
                      r"scandir|nftw|ftw|glob)\s*\(")
 RAW_RE = re.compile(r"->data\s*\+|\.data\s*\+")
 ID_CALL_RE = re.compile(r"\b(finding_add|add)\s*\(([^;]*?)\)\s*;", re.S)
