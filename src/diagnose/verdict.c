@@ -910,7 +910,14 @@ static struct finding *convert(struct conv *c, const struct failure *fl, bool fi
 		if (lazy)
 			finding_line(L, f, "bound lazily through the PLT: the load succeeds, the first call "
 					   "aborts the process with \"symbol lookup error\"");
-		else
+		else if (fl->ctor_call) {
+			finding_line(L, f, "bound lazily through the PLT, and a constructor of %s calls it (a call "
+					   "instruction in its code): the lookup fails as the constructors run, where "
+					   "dlopen catches nothing: the process ends (exit status 127)", short_name(req));
+			finding_line(L, f, "ld.so prints: %s", fl->dlerror);
+			f->guess = true;	/* that the call runs on the constructor's every path */
+			val_set(a, f->fields, "process_dies", val_bool(a, true));
+		} else
 			finding_line(L, f, "no object in the global scope or in the search list of %s "
 					   "defines it", short_name(c->r->target.root ? c->r->target.root->path : req));
 		if (fl->cause < 0)

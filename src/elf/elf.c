@@ -1135,6 +1135,8 @@ static void check_init(struct arena *a, struct elf_file *ef, const struct dyn_ra
 	} else if (r->has_init_array) {
 		elf_check_init_entries(a, ef, r->init_array, init_count(ef, r), r->relr, r->relrsz);
 	}
+	if (!ef->init_fault)
+		elf_find_ctor_plt_calls(a, ef, r->has_init, r->init);
 }
 
 /* do-rel.h: the relative entries end at DT_RELA + count * entry size, in

@@ -237,6 +237,14 @@ struct elf_file {
 	 * it, its raw value is called) */
 	uint64_t init_fault_index;
 	bool init_fault_unrelocated;
+	/* The DT_JMPREL symbols a constructor (DT_INIT, a DT_INIT_ARRAY entry)
+	 * calls directly through the PLT or its GOT slot, as its first bytes
+	 * show (x86-64; initcheck.h): a lazy slot left unresolved ends the
+	 * process when the constructor runs.  Symbol indices; NULL when none. */
+	const uint32_t *ctor_plt_syms;
+	size_t nctor_plt_syms;
+	uint64_t *ctor_funcs;		/* the constructors' addresses (arena), while parsing */
+	size_t nctor_funcs;
 	/* the first map-time fault (elf_parse), and one a snapshot carries
 	 * (phase FAULT_RELOC or FAULT_LOOKUP: the loader model reports it
 	 * when relocating the object) */

@@ -6,6 +6,10 @@
 #include "elf/initcheck.h"
 
 #define INIT_ENTRIES_CHECKED 4096u
+#define CTOR_FUNCS_SCANNED 64u		/* constructors whose code is read for calls */
+#define CTOR_BYTES 512u			/* ... at most this much of each */
+#define CTOR_CALLS_KEPT 256u
+#define CTOR_CALL_DEPTH 3		/* direct calls followed this many levels down */
 
 /* The relocation that writes a DT_INIT_ARRAY slot. */
 struct slot_reloc {
@@ -121,14 +125,117 @@ void elf_check_init_entries(struct arena *a, struct elf_file *ef, uint64_t array
 			relocated = true;	/* l_addr is added to the word in place */
 			target = raw;
 		}
-		if (relocated ? elf_image_executable(ef, target) : ef->type == ET_EXEC_ && elf_image_executable(ef, raw))
+		if (relocated ? elf_image_executable(ef, target) : ef->type == ET_EXEC_ && elf_image_executable(ef, raw)) {
+			if (ef->nctor_funcs < CTOR_FUNCS_SCANNED) {
+				if (!ef->ctor_funcs)
+					ef->ctor_funcs = arena_calloc(a, CTOR_FUNCS_SCANNED, sizeof *ef->ctor_funcs);
+				ef->ctor_funcs[ef->nctor_funcs++] = relocated ? target : raw;
+			}
 			continue;
+		}
 		ef->init_fault = "DT_INIT_ARRAY entry";
 		ef->init_fault_index = k;
 		ef->init_fault_at = relocated ? target : raw;
 		ef->init_fault_unrelocated = !relocated;
 		return;
 	}
+}
+
+/* The GOT slot a PLT stub at vaddr jumps through: jmp *d(%rip), after an
+ * endbr64 and with a bnd prefix in .plt.sec (IBT); 0 when it is none. */
+static uint64_t plt_stub_got(const struct elf_file *ef, uint64_t vaddr)
+{
+	uint64_t off;
+	const uint8_t *b = elf_vaddr_to_offset(ef, vaddr, 16, &off) ? bytes_at(&ef->raw, off, 16) : NULL;
+	if (!b)
+		return 0;
+	size_t at = 0;
+	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		at = 4;					/* endbr64 */
+	if (b[at] == 0xf2)
+		at++;					/* bnd */
+	if (b[at] != 0xff || b[at + 1] != 0x25)
+		return 0;
+	int32_t d = (int32_t)((uint32_t)b[at + 2] | (uint32_t)b[at + 3] << 8 | (uint32_t)b[at + 4] << 16 |
+			      (uint32_t)b[at + 5] << 24);
+	return vaddr + at + 6 + (uint64_t)(int64_t)d;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The GOT slots one function's straight-line code calls through (into
+ * got[]), and those of the functions it calls directly, depth levels down
+ * (a C++ constructor's _GLOBAL__sub_I_ calls the initialiser that calls
+ * the function).  Only code every call runs: the scan stops at a
+ * conditional jump, as it does at the function's end. */
+static size_t calls_of(const struct elf_file *ef, uint64_t fn, uint64_t *got, size_t n, size_t cap, int depth)
+{
+	uint64_t off, len = CTOR_BYTES;
+	while (len >= 16 && !elf_vaddr_to_offset(ef, fn, len, &off))
+		len /= 2;
+	const uint8_t *c = len >= 16 ? bytes_at(&ef->raw, off, len) : NULL;
+	for (uint64_t i = 0; c && i + 6 <= len && n < cap; i++) {
+		/* the end of the function's straight-line code, most likely: ret,
+		 * int3 padding, the endbr64 of the next function (an E8 past
+		 * them would be another function's call) */
+		if (c[i] == 0xc3 || c[i] == 0xcc ||
+		    (i > 0 && c[i] == 0xf3 && c[i + 1] == 0x0f && c[i + 2] == 0x1e && c[i + 3] == 0xfa))
+			break;
+		/* a conditional jump (jcc rel8, jcc rel32, jrcxz, loop): what follows may not run */
+		if ((c[i] >= 0x70 && c[i] <= 0x7f) || (c[i] == 0x0f && c[i + 1] >= 0x80 && c[i + 1] <= 0x8f) ||
+		    (c[i] >= 0xe0 && c[i] <= 0xe3))
+			break;
+		int32_t d = (int32_t)((uint32_t)c[i + 1] | (uint32_t)c[i + 2] << 8 | (uint32_t)c[i + 3] << 16 |
+				      (uint32_t)c[i + 4] << 24);
+		uint64_t slot = 0;
+		if (c[i] == 0xe8 || c[i] == 0xe9) {	/* call / jmp rel32: a PLT stub, or a function of its own */
+			uint64_t to = fn + i + 5 + (uint64_t)(int64_t)d;
+			slot = plt_stub_got(ef, to);
+			if (!slot && depth > 0 && elf_image_executable(ef, to))
+				n = calls_of(ef, to, got, n, cap, depth - 1);
+		}
+		else if (c[i] == 0xff && c[i + 1] == 0x15)	/* call *d(%rip): -fno-plt */
+			slot = fn + i + 6 + (uint64_t)(int64_t)(int32_t)((uint32_t)c[i + 2] | (uint32_t)c[i + 3] << 8 |
+						(uint32_t)c[i + 4] << 16 | (uint32_t)c[i + 5] << 24);
+		if (slot)
+			got[n++] = slot;
+		if (c[i] == 0xe9 || (c[i] == 0xff && c[i + 1] == 0x25))
+			break;				/* jmp: a tail call, the straight-line code ends */
+	}
+	return n;
+}
+
+void elf_find_ctor_plt_calls(struct arena *a, struct elf_file *ef, bool has_init, uint64_t init)
+{
+	if (ef->machine != EM_X86_64_ || !ef->is64 || !ef->jmprel.rela || !ef->jmprel.data.len)
+		return;
+	uint64_t *got = arena_calloc(a, CTOR_CALLS_KEPT, sizeof *got);
+	size_t n = 0;
+	if (has_init && elf_image_executable(ef, init))
+		n = calls_of(ef, init, got, n, CTOR_CALLS_KEPT, CTOR_CALL_DEPTH);
+	for (size_t k = 0; k < ef->nctor_funcs; k++)
+		n = calls_of(ef, ef->ctor_funcs[k], got, n, CTOR_CALLS_KEPT, CTOR_CALL_DEPTH);
+	if (!n)
+		return;
+	qsort(got, n, sizeof *got, cmp_u64);
+	uint32_t *syms = arena_calloc(a, n, sizeof *syms);
+	size_t ns = 0;
+	uint64_t count = ef->jmprel.data.len / 24;
+	for (uint64_t i = 0; i < count && ns < n; i++) {
+		const uint8_t *e = bytes_at(&ef->jmprel.data, i * 24, 24);
+		if (!e)
+			break;
+		uint64_t r_offset = elf_load_u64(e, ef->big_endian), info = elf_load_u64(e + 8, ef->big_endian);
+		if ((uint32_t)info == 7 /* R_X86_64_JUMP_SLOT */ &&
+		    bsearch(&r_offset, got, n, sizeof *got, cmp_u64))
+			syms[ns++] = (uint32_t)(info >> 32);
+	}
+	ef->ctor_plt_syms = ns ? syms : NULL;
+	ef->nctor_plt_syms = ns;
 }
 
 void elf_check_relative(struct elf_file *ef)

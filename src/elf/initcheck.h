@@ -20,6 +20,14 @@
 void elf_check_init_entries(struct arena *a, struct elf_file *ef, uint64_t array, uint64_t n, uint64_t relr,
 			    uint64_t relrsz);
 
+/* The constructors' direct calls of PLT slots (x86-64): ef->ctor_plt_syms,
+ * from DT_INIT (init, when has_init) and the entries elf_check_init_entries
+ * found.  Byte patterns, not a decoder: a call rel32 (or jmp) to a PLT stub
+ * whose jmp *GOT(%rip) names a DT_JMPREL slot, or a call *GOT(%rip) of one,
+ * in the first bytes of each function up to its first ret; one pass over
+ * DT_JMPREL for all of them. */
+void elf_find_ctor_plt_calls(struct arena *a, struct elf_file *ef, bool has_init, uint64_t init);
+
 /* elf_machine_rela_relative's assertion on the first DT_RELACOUNT entries
  * (x86-64): sets ef->relative_assert. */
 void elf_check_relative(struct elf_file *ef);

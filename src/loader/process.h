@@ -148,6 +148,7 @@ struct failure {
 	/* FAIL_CORRUPT: the process dies (an ld.so assertion, or a read
 	 * outside the object's memory, SIGSEGV: then dlerror is NULL) */
 	bool dies;
+	bool ctor_call;			/* FAIL_UNDEFINED: a lazy slot a constructor calls (dies) */
 	bool startup_fatal;		/* FAIL_CORRUPT raised as an error, not a version
 					 * problem: start-up stops ("error while loading") */
 	const char *detail;		/* FAIL_CORRUPT: what is corrupt, where;
