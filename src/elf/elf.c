@@ -1117,7 +1117,7 @@ static uint64_t init_count(const struct elf_file *ef, const struct dyn_raw *r)
 }
 
 /* dl-init.c call_init: DT_INIT is called, DT_INIT_ARRAY read. */
-static void check_init(struct arena *a, struct elf_file *ef, const struct dyn_raw *r)
+static void check_init(struct elf_file *ef, const struct dyn_raw *r)
 {
 	uint64_t gap;
 	bool any_load = false;
@@ -1133,10 +1133,17 @@ static void check_init(struct arena *a, struct elf_file *ef, const struct dyn_ra
 		ef->init_fault = "DT_INIT_ARRAY";
 		ef->init_fault_at = gap;
 	} else if (r->has_init_array) {
-		elf_check_init_entries(a, ef, r->init_array, init_count(ef, r), r->relr, r->relrsz);
+		ef->init_array = r->init_array;
+		ef->init_entries = init_count(ef, r);
+		ef->relr = r->relr;
+		ef->relrsz = r->relrsz;
+		ef->tables_pending = true;
 	}
-	if (!ef->init_fault)
-		elf_find_ctor_plt_calls(a, ef, r->has_init, r->init);
+	if (!ef->init_fault && r->has_init) {
+		ef->init_fn = r->init;	/* its direct calls: elf_check_tables */
+		ef->has_init_fn = true;
+		ef->tables_pending = true;
+	}
 }
 
 /* do-rel.h: the relative entries end at DT_RELA + count * entry size, in
@@ -1150,7 +1157,7 @@ static uint64_t relative_count(uint64_t count, uint64_t ent, uint64_t size)
 	return k <= size ? k / ent : count;
 }
 
-static void read_relocations(struct arena *a, struct elf_file *ef, const struct dyn_raw *r)
+static void read_relocations(struct elf_file *ef, const struct dyn_raw *r)
 {
 	uint64_t relent = ef->is64 ? 16 : 8, relaent = ef->is64 ? 24 : 12;
 	ef->relcount = relative_count(r->relcount, relent, r->relsz);
@@ -1177,8 +1184,20 @@ static void read_relocations(struct arena *a, struct elf_file *ef, const struct 
 			r->pltrelsz || (r->relasz && !ef->rela.count);
 	if (symbolic)
 		check_reloc_reach(ef, "DT_VERSYM", r->has_versym, r->versym, (uint64_t)ef->nsyms * 2);
+	ef->tables_pending = ef->relacount != 0;	/* elf_check_relative */
+	check_init(ef, r);
+}
+
+void elf_check_tables(struct arena *a, struct elf_file *ef)
+{
+	if (!ef->tables_pending)
+		return;
+	ef->tables_pending = false;
 	elf_check_relative(ef);
-	check_init(a, ef, r);
+	if (ef->init_entries && !ef->init_fault)
+		elf_check_init_entries(a, ef, ef->init_array, ef->init_entries, ef->relr, ef->relrsz);
+	if (!ef->init_fault)
+		elf_find_ctor_plt_calls(a, ef, ef->has_init_fn, ef->init_fn);
 }
 
 /* ---- sections by name ---- */
@@ -1332,7 +1351,7 @@ static void read_dynamic(struct arena *a, struct elf_file *ef)
 	read_symbols(ef, &r);
 	read_verdef(a, ef, &r);
 	read_verneed(a, ef, &r);
-	read_relocations(a, ef, &r);
+	read_relocations(ef, &r);
 	check_map_faults(a, ef, &r);
 	read_carried_fault(a, ef, &r);
 }
@@ -1345,6 +1364,15 @@ enum status elf_parse(struct arena *a, struct bytes raw, const char *path, struc
 
 enum status elf_parse_paged(struct arena *a, struct bytes raw, const char *path, uint64_t page_size,
 			    struct elf_file *ef, struct diag *d)
+{
+	enum status st = elf_parse_lazy(a, raw, path, page_size, ef, d);
+	if (st == ST_OK)
+		elf_check_tables(a, ef);
+	return st;
+}
+
+enum status elf_parse_lazy(struct arena *a, struct bytes raw, const char *path, uint64_t page_size,
+			   struct elf_file *ef, struct diag *d)
 {
 	memset(ef, 0, sizeof *ef);
 	ef->raw = raw;

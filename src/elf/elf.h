@@ -280,6 +280,16 @@ struct elf_file {
 	/* first problem met in an optional table, or NULL */
 	const char *problem;
 	uint64_t problem_offset;
+
+	/* The checks that read whole relocation tables (relative_assert and the
+	 * DT_INIT_ARRAY entries' init_fault, initcheck.h) are still to be made
+	 * by elf_check_tables(): elf_parse_lazy leaves them, since an object
+	 * that is never relocated needs neither, and what they read is
+	 * megabytes (every relative relocation) */
+	bool tables_pending;
+	uint64_t init_array, init_entries, relr, relrsz;	/* what they need of the dynamic section */
+	uint64_t init_fn;	/* DT_INIT, when has_init_fn: its direct calls (ctor_plt_syms) */
+	bool has_init_fn;
 };
 
 /*
@@ -291,6 +301,13 @@ enum status elf_parse(struct arena *a, struct bytes raw, const char *path, struc
 /* The same for a process whose pages are page_size bytes (elf_parse: 4096). */
 enum status elf_parse_paged(struct arena *a, struct bytes raw, const char *path, uint64_t page_size,
 			    struct elf_file *ef, struct diag *d);
+
+/* elf_parse_paged without the checks over whole relocation tables
+ * (ef->tables_pending); elf_check_tables() makes them, once, before
+ * relative_assert or init_fault is read. */
+enum status elf_parse_lazy(struct arena *a, struct bytes raw, const char *path, uint64_t page_size,
+			   struct elf_file *ef, struct diag *d);
+void elf_check_tables(struct arena *a, struct elf_file *ef);
 
 /* True when the window starts with the ELF magic. */
 bool elf_has_magic(const uint8_t *head, size_t len);

@@ -178,7 +178,7 @@ struct object *objcache_get(struct objcache *c, const char *path, struct diag *d
 		struct bytes raw = bytes_make(o->map.data, o->map.len, false);
 		struct machine_view mv;
 		objcache_machine(c, peek_machine(raw), &mv);
-		o->elf_ok = elf_parse_paged(c->arena, raw, o->path, mv.page_size, &o->elf, &o->diag) == ST_OK;
+		o->elf_ok = elf_parse_lazy(c->arena, raw, o->path, mv.page_size, &o->elf, &o->diag) == ST_OK;
 		if (o->elf_ok && o->elf.problem)
 			diag_set(&o->diag, ST_MALFORMED, o->path, o->elf.problem_offset, "%s",
 				 o->elf.problem);
@@ -194,6 +194,12 @@ struct object *objcache_get(struct objcache *c, const char *path, struct diag *d
 	strmap_put(c->arena, &c->by_path, o->path, o);
 	ptrvec_push(c->arena, &c->all, o);
 	return o;
+}
+
+void object_check_tables(struct objcache *c, struct object *o)
+{
+	if (o->kind == OBJ_ELF && o->elf_ok && o->elf.tables_pending)
+		elf_check_tables(c->arena, &o->elf);
 }
 
 const struct elf_refs *object_refs(struct objcache *c, struct object *o)
@@ -212,7 +218,21 @@ const struct file_probe *objcache_probe(struct objcache *c, const char *path)
 	if (fp)
 		return fp;
 	fp = arena_alloc(c->arena, sizeof *fp);
-	fs_probe(c->fs, path, fp->head, sizeof fp->head, &fp->st);
+	const struct object *o = strmap_get(&c->by_path, path);
+	if (o && o->kind != OBJ_UNREADABLE && !o->map.borrowed) {
+		/* mapped from this path: what an open() and read() see is what
+		 * the mapping holds (files do not change during a scan) */
+		memset(&fp->st, 0, sizeof fp->st);
+		fp->st.kind = FS_REGULAR;
+		fp->st.dev = o->dev;
+		fp->st.ino = o->ino;
+		fp->st.size = o->map.len;
+		fp->st.head_len = MIN(sizeof fp->head, o->map.len);
+		if (fp->st.head_len)
+			memcpy(fp->head, o->map.data, fp->st.head_len);
+	} else {
+		fs_probe(c->fs, path, fp->head, sizeof fp->head, &fp->st);
+	}
 	strmap_put(c->arena, &c->probes, arena_strdup(c->arena, path), fp);
 	return fp;
 }

@@ -127,6 +127,12 @@ const struct file_probe *objcache_probe(struct objcache *c, const char *path);
 /* True when path is a directory (cached). */
 bool objcache_is_dir(struct objcache *c, const char *path);
 
+/* The checks over o's whole relocation tables (elf_check_tables), made
+ * once: before its relative_assert or init_fault is read.  The cache
+ * parses lazily (elf_parse_lazy): an object never relocated never reads
+ * its relocations. */
+void object_check_tables(struct objcache *c, struct object *o);
+
 /* The relocation references of an ELF object (computed once). */
 const struct elf_refs *object_refs(struct objcache *c, struct object *o);
 

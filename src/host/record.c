@@ -232,6 +232,7 @@ static void describe_refs(struct builder *b, struct object *o, struct snap_elf *
  * up in this one. */
 static const char *loader_fault_of(struct builder *b, struct object *o)
 {
+	object_check_tables(&b->s->objs, o);
 	const struct elf_file *ef = &o->elf;
 	struct elf_fault f;
 	memset(&f, 0, sizeof f);

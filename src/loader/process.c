@@ -906,6 +906,7 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 	struct object *o = l->obj;
 	if (o->kind != OBJ_ELF || !o->elf_ok)
 		return;
+	object_check_tables(p->oc, o);
 	const struct elf_file *ef = &o->elf;
 	if (ef->reloc_fault_table) {
 		bad_read(p, fails, l, l, arena_printf(p->arena, "relocations (%s)", ef->reloc_fault_table),
@@ -1348,7 +1349,9 @@ void proc_dlopen_mode(struct process *p, const char *path, const struct dlopen_m
 	/* call_init, dependencies first: a constructor outside the object */
 	for (size_t i = bfs.n; i-- > 0 && !fl.have_first;) {
 		struct lmap *m = sorted[i];
-		const struct object *o = m ? m->obj : NULL;
+		struct object *o = m ? m->obj : NULL;
+		if (o)
+			object_check_tables(p->oc, o);
 		if (o && !m->relocated && o->kind == OBJ_ELF && o->elf_ok && o->elf.nctor_plt_syms && p->opt.lazy &&
 		    ctor_calls_unresolved(p, &fl, m))
 			break;

@@ -38,6 +38,9 @@ CUDA_HOME=$FX/cuda OPEN_LOG=$FX/opens LD_PRELOAD=$SHIM $ABISCOPE check --json "$
 expect_eq "$(jq_py 'j["with_driver"]["modelled_by"], j["with_driver"]["summary"]["failing"], j["summary"]["failing"]' \
 	<"$FX/check.json" 2>&1)" "$FX/cuda/lib64/stubs/libcuda.so 0 1" \
 	"check without a driver: _gpu fails here (no libcuda.so.1) and loads with the driver, both in one run"
+# the loader's open() of a library the scan has mapped is answered from the
+# mapping: each object is opened once
+expect_eq "$(grep "^open $SP/" "$FX/opens" | sort | uniq -d)" "" "no file of site-packages is opened twice"
 for f in pkg-1.0.dist-info/RECORD pkg-1.0.dist-info/METADATA pkg/__init__.py pkg/sub/helper.py; do
 	expect_eq "$(grep -c "^open $SP/$f\$" "$FX/opens")" 1 "$f is read once"
 done
