@@ -154,6 +154,37 @@ static bool binds(const struct plan_pkg *p, const struct plan_cand *cand)
 }
 
 /*
+ * Whether torch at cand's version would move a CUDA binding package of the
+ * environment (cuda-bindings, cuda-python, cuda-core: versioned by the CUDA
+ * major they are built for) to another major, while its modules import
+ * today: torch 2.10.0 requires cuda-bindings==12.9.4, so installing it
+ * where torch 2.12 brought cuda-bindings 13.5.0 replaces that, and modules
+ * of 13.x (cuda.bindings._v2) are gone (pins.tsv has torch's requirements).
+ */
+static bool moves_cuda_bindings(struct advice *a, const struct plan_state *ps, const struct plan_cand *cand)
+{
+	struct arena *ar = &a->s->arena;
+	size_t first, n = ps->pins ? pins_of(ps->pins, "torch", cand->version, &first) : 0;
+	for (size_t k = first; n && k < first + n; k++) {
+		const char *req = ps->pins->row[k].requirement;
+		size_t nl = strspn(req, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+		const char *name = dist_normalize(ar, arena_strndup(ar, req, nl));
+		if (!str_eq(name, "cuda-bindings") && !str_eq(name, "cuda-python") && !str_eq(name, "cuda-core"))
+			continue;
+		const char *spec = arena_strndup(ar, req + nl, strcspn(req + nl, ";"));
+		for (size_t i = 0; i < ps->npkg; i++) {
+			const struct plan_pkg *p = &ps->pkg[i];
+			if (!p->norm || !str_eq(p->norm, name) || !p->version || p->nmod <= p->nfail + p->nunsure)
+				continue;
+			long want = strtol(spec + strcspn(spec, "0123456789"), NULL, 10), have = strtol(p->version, NULL, 10);
+			if (!spec_allows(spec, p->version) && want && have && want != have)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Judges one candidate: which packages stay, move (to what) or break.  A
  * package that fails because of torch (it binds another, or needs another
  * CUDA major) is fixed when it binds the candidate or moves to the release
@@ -170,6 +201,10 @@ static void judge_candidate(struct advice *a, struct plan_state *ps, struct plan
 	cand->fixes_pkg = arena_calloc(ar, ps->npkg ? ps->npkg : 1, sizeof *cand->fixes_pkg);
 	if (!cand->keep)
 		cand->moves++;	/* torch itself */
+	if (!cand->keep && moves_cuda_bindings(a, ps, cand)) {
+		cand->feasible = false;	/* it would take modules that import today away */
+		return;
+	}
 	for (size_t i = 0; i < ps->npkg; i++) {
 		const struct plan_pkg *p = &ps->pkg[i];
 		bool imports_some = p->nmod > p->nfail + p->nunsure;
