@@ -10,6 +10,7 @@
 #define CTOR_BYTES 512u			/* ... at most this much of each */
 #define CTOR_CALLS_KEPT 256u
 #define CTOR_CALL_DEPTH 3		/* direct calls followed this many levels down */
+#define CTOR_SCANS 256u			/* functions read per object, in all (a bound on the fan-out) */
 
 /* The relocation that writes a DT_INIT_ARRAY slot. */
 struct slot_reloc {
@@ -171,9 +172,15 @@ static int cmp_u64(const void *a, const void *b)
  * got[]), and those of the functions it calls directly, depth levels down
  * (a C++ constructor's _GLOBAL__sub_I_ calls the initialiser that calls
  * the function).  Only code every call runs: the scan stops at a
- * conditional jump, as it does at the function's end. */
-static size_t calls_of(const struct elf_file *ef, uint64_t fn, uint64_t *got, size_t n, size_t cap, int depth)
+ * conditional jump, as it does at the function's end.  *scans: how many
+ * more functions may be read (crafted code calling many functions at each
+ * level would otherwise cost its fan-out to the power of the depth). */
+static size_t calls_of(const struct elf_file *ef, uint64_t fn, uint64_t *got, size_t n, size_t cap, int depth,
+		       unsigned *scans)
 {
+	if (!*scans)
+		return n;
+	--*scans;
 	uint64_t off, len = CTOR_BYTES;
 	while (len >= 16 && !elf_vaddr_to_offset(ef, fn, len, &off))
 		len /= 2;
@@ -196,11 +203,11 @@ static size_t calls_of(const struct elf_file *ef, uint64_t fn, uint64_t *got, si
 			uint64_t to = fn + i + 5 + (uint64_t)(int64_t)d;
 			slot = plt_stub_got(ef, to);
 			if (!slot && depth > 0 && elf_image_executable(ef, to))
-				n = calls_of(ef, to, got, n, cap, depth - 1);
-		}
-		else if (c[i] == 0xff && c[i + 1] == 0x15)	/* call *d(%rip): -fno-plt */
+				n = calls_of(ef, to, got, n, cap, depth - 1, scans);
+		} else if (c[i] == 0xff && c[i + 1] == 0x15) {	/* call *d(%rip): -fno-plt */
 			slot = fn + i + 6 + (uint64_t)(int64_t)(int32_t)((uint32_t)c[i + 2] | (uint32_t)c[i + 3] << 8 |
 						(uint32_t)c[i + 4] << 16 | (uint32_t)c[i + 5] << 24);
+		}
 		if (slot)
 			got[n++] = slot;
 		if (c[i] == 0xe9 || (c[i] == 0xff && c[i + 1] == 0x25))
@@ -215,10 +222,11 @@ void elf_find_ctor_plt_calls(struct arena *a, struct elf_file *ef, bool has_init
 		return;
 	uint64_t *got = arena_calloc(a, CTOR_CALLS_KEPT, sizeof *got);
 	size_t n = 0;
+	unsigned scans = CTOR_SCANS;
 	if (has_init && elf_image_executable(ef, init))
-		n = calls_of(ef, init, got, n, CTOR_CALLS_KEPT, CTOR_CALL_DEPTH);
+		n = calls_of(ef, init, got, n, CTOR_CALLS_KEPT, CTOR_CALL_DEPTH, &scans);
 	for (size_t k = 0; k < ef->nctor_funcs; k++)
-		n = calls_of(ef, ef->ctor_funcs[k], got, n, CTOR_CALLS_KEPT, CTOR_CALL_DEPTH);
+		n = calls_of(ef, ef->ctor_funcs[k], got, n, CTOR_CALLS_KEPT, CTOR_CALL_DEPTH, &scans);
 	if (!n)
 		return;
 	qsort(got, n, sizeof *got, cmp_u64);
