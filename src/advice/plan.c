@@ -164,7 +164,7 @@ static bool binds(const struct plan_pkg *p, const struct plan_cand *cand)
 static bool moves_cuda_bindings(struct advice *a, const struct plan_state *ps, const struct plan_cand *cand)
 {
 	struct arena *ar = &a->s->arena;
-	size_t first, n = ps->pins ? pins_of(ps->pins, "torch", cand->version, &first) : 0;
+	size_t first = 0, n = ps->pins ? pins_of(ps->pins, "torch", cand->version, &first) : 0;
 	for (size_t k = first; n && k < first + n; k++) {
 		const char *req = ps->pins->row[k].requirement;
 		size_t nl = strspn(req, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
