@@ -166,12 +166,12 @@ static bool moves_cuda_bindings(struct advice *a, const struct plan_state *ps, c
 	struct arena *ar = &a->s->arena;
 	size_t first = 0, n = ps->pins ? pins_of(ps->pins, "torch", cand->version, &first) : 0;
 	for (size_t k = first; n && k < first + n; k++) {
-		const char *req = ps->pins->row[k].requirement;
-		size_t nl = strspn(req, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
-		const char *name = dist_normalize(ar, arena_strndup(ar, req, nl));
+		struct requirement rq;
+		if (!requirement_parse(ar, ps->pins->row[k].requirement, &rq))
+			continue;
+		const char *name = rq.norm, *spec = rq.spec;
 		if (!str_eq(name, "cuda-bindings") && !str_eq(name, "cuda-python") && !str_eq(name, "cuda-core"))
 			continue;
-		const char *spec = arena_strndup(ar, req + nl, strcspn(req + nl, ";"));
 		for (size_t i = 0; i < ps->npkg; i++) {
 			const struct plan_pkg *p = &ps->pkg[i];
 			if (!p->norm || !str_eq(p->norm, name) || !p->version || p->nmod <= p->nfail + p->nunsure)
