@@ -157,9 +157,7 @@ static uint64_t plt_stub_got(const struct elf_file *ef, uint64_t vaddr)
 		at++;					/* bnd */
 	if (b[at] != 0xff || b[at + 1] != 0x25)
 		return 0;
-	int32_t d = (int32_t)((uint32_t)b[at + 2] | (uint32_t)b[at + 3] << 8 | (uint32_t)b[at + 4] << 16 |
-			      (uint32_t)b[at + 5] << 24);
-	return vaddr + at + 6 + (uint64_t)(int64_t)d;
+	return vaddr + at + 6 + (uint64_t)(int64_t)(int32_t)elf_load_u32(b + at + 2, false);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -196,17 +194,14 @@ static size_t calls_of(const struct elf_file *ef, uint64_t fn, uint64_t *got, si
 		if ((c[i] >= 0x70 && c[i] <= 0x7f) || (c[i] == 0x0f && c[i + 1] >= 0x80 && c[i + 1] <= 0x8f) ||
 		    (c[i] >= 0xe0 && c[i] <= 0xe3))
 			break;
-		int32_t d = (int32_t)((uint32_t)c[i + 1] | (uint32_t)c[i + 2] << 8 | (uint32_t)c[i + 3] << 16 |
-				      (uint32_t)c[i + 4] << 24);
 		uint64_t slot = 0;
 		if (c[i] == 0xe8 || c[i] == 0xe9) {	/* call / jmp rel32: a PLT stub, or a function of its own */
-			uint64_t to = fn + i + 5 + (uint64_t)(int64_t)d;
+			uint64_t to = fn + i + 5 + (uint64_t)(int64_t)(int32_t)elf_load_u32(c + i + 1, false);
 			slot = plt_stub_got(ef, to);
 			if (!slot && depth > 0 && elf_image_executable(ef, to))
 				n = calls_of(ef, to, got, n, cap, depth - 1, scans);
 		} else if (c[i] == 0xff && c[i + 1] == 0x15) {	/* call *d(%rip): -fno-plt */
-			slot = fn + i + 6 + (uint64_t)(int64_t)(int32_t)((uint32_t)c[i + 2] | (uint32_t)c[i + 3] << 8 |
-						(uint32_t)c[i + 4] << 16 | (uint32_t)c[i + 5] << 24);
+			slot = fn + i + 6 + (uint64_t)(int64_t)(int32_t)elf_load_u32(c + i + 2, false);
 		}
 		if (slot)
 			got[n++] = slot;
