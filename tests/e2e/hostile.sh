@@ -7,20 +7,6 @@
 fixture_dir hostile
 pybin=$(command -v python3)
 
-# A minimal environment: a venv with one distribution and one module.
-# env DIR
-make_env() {
-	E=$1
-	SP=$E/lib/python3.11/site-packages
-	mkdir -p "$E/bin" "$SP/pkg" "$SP/pkg-1.0.dist-info"
-	ln -sf "$pybin" "$E/bin/python3"
-	printf 'home = %s\ninclude-system-site-packages = false\nversion = 3.11.2\n' "$(dirname "$pybin")" >"$E/pyvenv.cfg"
-	printf 'int PyInit__m(void) { return 0; }\n' >"$FX/m.c"
-	$CC -shared -fPIC -o "$SP/pkg/_m.cpython-311-x86_64-linux-gnu.so" "$FX/m.c"
-	printf 'Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n' >"$SP/pkg-1.0.dist-info/METADATA"
-	printf 'pkg/_m.cpython-311-x86_64-linux-gnu.so,,\npkg-1.0.dist-info/RECORD,,\n' >"$SP/pkg-1.0.dist-info/RECORD"
-}
-
 # ---- 1. the driver probe loads no libcuda.so.1 that LD_LIBRARY_PATH points at
 mkdir -p "$FX/evil"
 cat >"$FX/evil/cuda.c" <<'C'
@@ -35,7 +21,7 @@ __attribute__((constructor)) static void pwned(void)
 int cuDriverGetVersion(int *v) { *v = 99000; return 0; }
 C
 $CC -shared -fPIC -o "$FX/evil/libcuda.so.1" "$FX/evil/cuda.c" -Wl,-soname,libcuda.so.1
-make_env "$FX/env1"
+minimal_env "$FX/env1"
 MARK=$FX/mark
 export ABISCOPE_TEST_MARK=$MARK
 for cmd in "cuda $FX/evil/libcuda.so.1" "cuda --gpu sm_90 $FX/evil/libcuda.so.1" \
@@ -56,7 +42,7 @@ $ABISCOPE gpu --json >"$FX/gpu.json" 2>&1
 expect_not_contains "$(cat "$FX/gpu.json")" "$FX/evil" "gpu: the driver it reports is not the one on LD_LIBRARY_PATH"
 
 # ---- 2. a snapshot carries nothing from outside the environment
-make_env "$FX/env2"
+minimal_env "$FX/env2"
 DI=$FX/env2/lib/python3.11/site-packages/pkg-1.0.dist-info
 rm "$DI/METADATA" "$DI/RECORD"
 ln -s /proc/self/environ "$DI/METADATA"
@@ -73,7 +59,7 @@ expect_eq "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(
 # a relative import climbing above the top-level package (issue 26 item 2):
 # Python refuses it; the snapshot neither reads nor lists what is above
 mkdir -p "$FX/above/outside"
-make_env "$FX/above/env"
+minimal_env "$FX/above/env"
 printf 'SECRET = "s3cr3t-above-the-env"\n' >"$FX/above/outside/secret.py"
 printf 'from ......outside import secret\n' >"$FX/above/env/lib/python3.11/site-packages/pkg/__init__.py"
 (cd "$FX/above/env/lib/python3.11/site-packages" && python3 -c 'import pkg' >"$FX/above/py.txt" 2>&1)
@@ -86,7 +72,7 @@ expect_eq "$(python3 -c 'import json,sys; print([f["path"] for f in json.load(op
 	"snapshot: nothing above the env is described or listed"
 
 # a file of the env's root (not of a site folder) linked out of it: kept as what it is, not its text
-make_env "$FX/above/env2"
+minimal_env "$FX/above/env2"
 { cat "$FX/above/env2/pyvenv.cfg"; echo "# s3cr3t-linked-out-of-the-root"; } >"$FX/above/pyvenv.cfg"
 ln -sf "$FX/above/pyvenv.cfg" "$FX/above/env2/pyvenv.cfg"
 $ABISCOPE snapshot --no-driver -o "$FX/above/s2.json" "$FX/above/env2" >"$FX/above/out2.txt" 2>&1
@@ -428,7 +414,7 @@ else
 fi
 
 # ---- 18. a RECORD size past int64 is out of range, not INT64_MAX
-make_env "$FX/env18"
+minimal_env "$FX/env18"
 printf 'pkg/_m.cpython-311-x86_64-linux-gnu.so,,100000000000000000000000\npkg-1.0.dist-info/RECORD,,\n' \
 	>"$FX/env18/lib/python3.11/site-packages/pkg-1.0.dist-info/RECORD"
 $ABISCOPE check -v --color never "$FX/env18" >"$FX/env18.txt" 2>&1

@@ -59,4 +59,18 @@ fixture_dir() {
 	rm -rf "$FX"
 	mkdir -p "$FX"
 }
+# A minimal environment: a venv with one distribution (pkg 1.0) and one
+# module, pkg/_m, for the interpreter $pybin; built with $CC in $FX.
+# minimal_env DIR (sets E and SP)
+minimal_env() {
+	E=$1
+	SP=$E/lib/python3.11/site-packages
+	mkdir -p "$E/bin" "$SP/pkg" "$SP/pkg-1.0.dist-info"
+	ln -sf "$pybin" "$E/bin/python3"
+	printf 'home = %s\ninclude-system-site-packages = false\nversion = 3.11.2\n' "$(dirname "$pybin")" >"$E/pyvenv.cfg"
+	printf 'int PyInit__m(void) { return 0; }\n' >"$FX/m.c"
+	$CC -shared -fPIC -o "$SP/pkg/_m.cpython-311-x86_64-linux-gnu.so" "$FX/m.c"
+	printf 'Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n' >"$SP/pkg-1.0.dist-info/METADATA"
+	printf 'pkg/_m.cpython-311-x86_64-linux-gnu.so,,\npkg-1.0.dist-info/RECORD,,\n' >"$SP/pkg-1.0.dist-info/RECORD"
+}
 finish() { [ "$fails" -eq 0 ]; }

@@ -10,15 +10,7 @@ fixture_dir lost_output
 # the binary itself: run.sh's --json recorder in front of it writes through cat
 BIN=${ABISCOPE_BINARY:-$ABISCOPE}
 pybin=$(command -v python3)
-E=$FX/env
-SP=$E/lib/python3.11/site-packages
-mkdir -p "$E/bin" "$SP/pkg" "$SP/pkg-1.0.dist-info"
-ln -sf "$pybin" "$E/bin/python3"
-printf 'home = %s\ninclude-system-site-packages = false\nversion = 3.11.2\n' "$(dirname "$pybin")" >"$E/pyvenv.cfg"
-printf 'int PyInit__m(void) { return 0; }\n' >"$FX/m.c"
-$CC -shared -fPIC -o "$SP/pkg/_m.cpython-311-x86_64-linux-gnu.so" "$FX/m.c"
-printf 'Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n' >"$SP/pkg-1.0.dist-info/METADATA"
-printf 'pkg/_m.cpython-311-x86_64-linux-gnu.so,,\npkg-1.0.dist-info/RECORD,,\n' >"$SP/pkg-1.0.dist-info/RECORD"
+minimal_env "$FX/env"
 LIB=$SP/pkg/_m.cpython-311-x86_64-linux-gnu.so
 $ABISCOPE snapshot --no-driver -o "$FX/s.json" "$E" >/dev/null 2>&1
 expect_eq "$?" 0 "snapshot for the fixtures: exit 0"
