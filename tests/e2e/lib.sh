@@ -59,18 +59,61 @@ fixture_dir() {
 	rm -rf "$FX"
 	mkdir -p "$FX"
 }
+# A venv's skeleton for the interpreter $pybin, in Python 3.11's layout
+# whatever $pybin is: bin/python3 and pyvenv.cfg.
+# venv_skeleton DIR (sets E and SP)
+venv_skeleton() {
+	E=$1
+	SP=$E/lib/python3.11/site-packages
+	mkdir -p "$E/bin" "$SP"
+	ln -sf "$pybin" "$E/bin/python3"
+	printf 'home = %s\ninclude-system-site-packages = false\nversion = 3.11.2\n' "$(dirname "$pybin")" >"$E/pyvenv.cfg"
+}
+# An ELF object exporting PyInit__m (no Python.h: it is a module to the
+# loader model, it does not import), built once per fixture folder.
+# stub_module (sets STUB_SO)
+stub_module() {
+	STUB_SO=$FX/.stub_m.so
+	[ -f "$STUB_SO" ] && return
+	printf 'int PyInit__m(void) { return 0; }\n' >"$FX/.stub_m.c"
+	$CC -shared -fPIC -o "$STUB_SO" "$FX/.stub_m.c"
+}
 # A minimal environment: a venv with one distribution (pkg 1.0) and one
 # module, pkg/_m, for the interpreter $pybin; built with $CC in $FX.
 # minimal_env DIR (sets E and SP)
 minimal_env() {
-	E=$1
-	SP=$E/lib/python3.11/site-packages
-	mkdir -p "$E/bin" "$SP/pkg" "$SP/pkg-1.0.dist-info"
-	ln -sf "$pybin" "$E/bin/python3"
-	printf 'home = %s\ninclude-system-site-packages = false\nversion = 3.11.2\n' "$(dirname "$pybin")" >"$E/pyvenv.cfg"
-	printf 'int PyInit__m(void) { return 0; }\n' >"$FX/m.c"
-	$CC -shared -fPIC -o "$SP/pkg/_m.cpython-311-x86_64-linux-gnu.so" "$FX/m.c"
+	venv_skeleton "$1"
+	mkdir -p "$SP/pkg" "$SP/pkg-1.0.dist-info"
+	stub_module
+	cp "$STUB_SO" "$SP/pkg/_m.cpython-311-x86_64-linux-gnu.so"
 	printf 'Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n' >"$SP/pkg-1.0.dist-info/METADATA"
 	printf 'pkg/_m.cpython-311-x86_64-linux-gnu.so,,\npkg-1.0.dist-info/RECORD,,\n' >"$SP/pkg-1.0.dist-info/RECORD"
+}
+# A real venv of the python3 on PATH (its own lib/pythonX.Y, no pip), and
+# what building an extension module for it takes; where there is no venv
+# module or no Python.h the suite is one SKIP and ends here.
+# python_venv DIR (sets pybin suffix pyver pyinc V SP)
+python_venv() {
+	pybin=$(command -v python3)
+	suffix=$("$pybin" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+	pyver=$("$pybin" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	pyinc=$("$pybin" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+	if ! "$pybin" -m venv --without-pip "$1" >"$FX/venv.txt" 2>&1 || [ ! -f "$pyinc/Python.h" ]; then
+		pass "$(basename "$0" .sh) # SKIP no venv or no Python.h here: $(tail -1 "$FX/venv.txt")"
+		finish
+		exit
+	fi
+	V=$1
+	SP=$V/lib/python$pyver/site-packages
+	unset PYTHONPATH PYTHONHOME PYTHONSTARTUP
+}
+# An extension module NAME at FILE that imports (PyModule_Create), for the
+# interpreter python_venv found.  py_module FILE NAME [LINKER FLAGS...]
+py_module() {
+	out=$1
+	name=$2
+	shift 2
+	printf '#include <Python.h>\nstatic struct PyModuleDef d = { PyModuleDef_HEAD_INIT, "%s", 0, -1, 0 };\nPyMODINIT_FUNC PyInit_%s(void) { return PyModule_Create(&d); }\n' "$name" "$name" >"$FX/$name.c"
+	$CC -shared -fPIC -I"$pyinc" "$@" -o "$out" "$FX/$name.c" || fail "build $name"
 }
 finish() { [ "$fails" -eq 0 ]; }

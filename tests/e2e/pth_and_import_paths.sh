@@ -9,28 +9,17 @@
 # can spell (compile()), and the real import of each module.
 . "$(dirname "$0")/lib.sh"
 fixture_dir pth_and_import_paths
-pybin=$(command -v python3)
-suffix=$("$pybin" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-pyver=$("$pybin" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-pyinc=$("$pybin" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-if ! "$pybin" -m venv --without-pip "$FX/v" >"$FX/venv.txt" 2>&1 || [ ! -f "$pyinc/Python.h" ]; then
-	pass "pth and import paths # SKIP no venv or no Python.h here: $(tail -1 "$FX/venv.txt")"
-	finish
-	exit
-fi
-V=$FX/v
-SP=$V/lib/python$pyver/site-packages
-unset PYTHONPATH PYTHONHOME PYTHONSTARTUP
+python_venv "$FX/v"
 
 # ext DIR NAME ok|bad: an extension module NAME in DIR that imports, or
 # that fails (an undefined symbol, bound at load)
 ext() {
 	mkdir -p "$1"
 	if [ "$3" = ok ]; then
-		printf '#include <Python.h>\nstatic struct PyModuleDef d = { PyModuleDef_HEAD_INIT, "%s", 0, -1, 0 };\nPyMODINIT_FUNC PyInit_%s(void) { return PyModule_Create(&d); }\n' "$2" "$2" >"$FX/$2.c"
-	else
-		printf 'extern int nope_%s(void);\nvoid *PyInit_%s(void) { nope_%s(); return 0; }\n' "$2" "$2" "$2" >"$FX/$2.c"
+		py_module "$1/$2$suffix" "$2" -Wl,-z,now
+		return
 	fi
+	printf 'extern int nope_%s(void);\nvoid *PyInit_%s(void) { nope_%s(); return 0; }\n' "$2" "$2" "$2" >"$FX/$2.c"
 	$CC -shared -fPIC -I"$pyinc" -Wl,-z,now -o "$1/$2$suffix" "$FX/$2.c" || fail "build $2"
 }
 ext "$SP/good" ok_pkg ok

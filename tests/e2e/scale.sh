@@ -7,20 +7,6 @@
 fixture_dir scale
 SCALE="python3 $TOP/tests/scale.py --timeout 300"
 pybin=$(command -v python3)
-printf 'int PyInit__m(void) { return 0; }\n' >"$FX/m.c"
-$CC -shared -fPIC -o "$FX/m.so" "$FX/m.c"
-
-# make_env DIR: a venv with one distribution, pkg, and one extension module
-make_env() {
-	E=$1
-	SP=$E/lib/python3.11/site-packages
-	mkdir -p "$E/bin" "$SP/pkg" "$SP/pkg-1.0.dist-info"
-	ln -sf "$pybin" "$E/bin/python3"
-	printf 'home = %s\ninclude-system-site-packages = false\nversion = 3.11.2\n' "$(dirname "$pybin")" >"$E/pyvenv.cfg"
-	cp "$FX/m.so" "$SP/pkg/_m.cpython-311-x86_64-linux-gnu.so"
-	printf 'Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n' >"$SP/pkg-1.0.dist-info/METADATA"
-	printf 'pkg/_m.cpython-311-x86_64-linux-gnu.so,,\npkg-1.0.dist-info/RECORD,,\n' >"$SP/pkg-1.0.dist-info/RECORD"
-}
 scale() { $SCALE "$@" || fails=$((fails + 1)); }
 
 # ---- a package's own Python sources (pyenv/selfload.c): each line once
@@ -28,7 +14,7 @@ scale() { $SCALE "$@" || fails=$((fails + 1)); }
 # a function of this file and of a module it imports (followed), a condition
 # of nested not/and/or; the large __init__.py is 1.7 MB, under the 2 MiB read.
 for n in 4000 16000; do
-	make_env "$FX/self$n"
+	minimal_env "$FX/self$n"
 	python3 - "$n" "$FX/self$n/lib/python3.11/site-packages/pkg" <<'PY'
 import sys
 n, d = int(sys.argv[1]), sys.argv[2]
@@ -43,7 +29,7 @@ scale --rc 0 "check: a package's __init__.py of 36,000 and 144,000 lines (load c
 	"$FX/self4000" "$FX/self16000" -- $ABISCOPE check {}
 # one condition line: 100,000 and 400,000 nested brackets, or a chain of `and`
 for n in 50000 200000; do
-	make_env "$FX/cond$n"
+	minimal_env "$FX/cond$n"
 	python3 -c 'import sys; n = int(sys.argv[1]); open(sys.argv[2], "w").write(
 	    "if " + "(" * n + "not a" + ")" * n + ":\n    pass\nif " + " and ".join(["a"] * n) + ":\n    pass\n")' \
 		"$n" "$FX/cond$n/lib/python3.11/site-packages/pkg/__init__.py"
@@ -53,7 +39,7 @@ scale --rc 0 "check: an if of 50,000 and 200,000 nested brackets and 'and's" \
 # ---- torch/__init__.py's _load_global_deps (pyenv/importctx.c): preload
 # calls with literals, in a loop over a collection, and through functions
 for n in 5000 20000; do
-	make_env "$FX/torch$n"
+	minimal_env "$FX/torch$n"
 	python3 - "$n" "$FX/torch$n/lib/python3.11/site-packages/torch" <<'PY'
 import os, sys
 n, d = int(sys.argv[1]), sys.argv[2]
@@ -88,14 +74,14 @@ for i in range(n):
 PY
 }
 for n in 2500 10000; do
-	make_env "$FX/dists$n"
+	minimal_env "$FX/dists$n"
 	mkdists "$FX/dists$n/lib/python3.11/site-packages" $n 0
 done
 scale --rc 0 "check: 2,500 and 10,000 distributions (each with a RECORD that does not match)" \
 	"$FX/dists2500" "$FX/dists10000" -- $ABISCOPE check {}
 rm -rf "$FX/dists2500" "$FX/dists10000"
 for n in 500 2000; do
-	make_env "$FX/same$n"
+	minimal_env "$FX/same$n"
 	mkdists "$FX/same$n/lib/python3.11/site-packages" $n 1
 done
 scale --rc 0 --out "$FX/same.json" "check --json: 500 and 2,000 metadata folders of one project" \
