@@ -985,7 +985,8 @@ int cmd_check(int argc, char **argv)
 			print_host_json(&w, &host, &pl, here.nenv ? &here.envs[0] : NULL);
 		print_run_json(&s, &w, &here);
 		jw_key(&w, "with_driver");
-		if (modelled && !drv.failed_to_run) {
+		/* null, as documented, also when no stub could stand for the driver */
+		if (modelled && !drv.failed_to_run && drv.nenv && drv.envs[0].driver_stub) {
 			jw_obj_begin(&w);
 			jw_kstr(&w, "modelled_by", drv.envs[0].driver_stub);
 			jw_kbool(&w, "ok", drv.code == EXIT_OK);

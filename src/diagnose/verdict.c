@@ -451,6 +451,21 @@ static size_t other_copies(struct conv *c, const char *name, struct nm_object **
 	return n;
 }
 
+/* Whether path is in a directory of the process's LD_LIBRARY_PATH. */
+static bool on_ld_library_path(const struct conv *c, const char *path)
+{
+	char dir[4096], joined[4096], want[4096];
+	path_dirname(path, dir, sizeof dir);
+	const struct process *p = &c->r->proc;
+	for (size_t i = 0; p->llp && p->llp[i]; i++) {
+		path_join(p->llp[i], "x", joined, sizeof joined);	/* "a//" and "a/" as "a" */
+		path_dirname(joined, want, sizeof want);
+		if (str_eq(dir, want))
+			return true;
+	}
+	return false;
+}
+
 static const char *soname_of(const struct nm_object *o)
 {
 	return o->obj->elf.soname ? o->obj->elf.soname : path_basename(o->path);
@@ -670,6 +685,7 @@ static void explain_version(struct conv *c, const struct failure *fl, struct fin
 	size_t nc = other_copies(c, fl->name, &copies);
 	struct value *cv = val_arr(a);
 	const char *good = NULL;
+	bool good_on_llp = false;
 	for (size_t i = 0; i < nc; i++) {
 		bool has = ver_defines(copies[i].obj, fl->version);
 		const char *cn = ver_newest_like(copies[i].obj, fl->version);
@@ -681,8 +697,13 @@ static void explain_version(struct conv *c, const struct failure *fl, struct fin
 		val_push(a, cv, ov);
 		finding_line(L, f, "another copy: %s %s (its newest %s: %s%s%s)", copies[i].path,
 			     has ? "has it" : "lacks it too", family, cn ? cn : "none", cr ? ", " : "", cr ? cr : "");
-		if (has && !good)
+		/* the copy the process's LD_LIBRARY_PATH names first: the one the user
+		 * meant, whom the advice then tells why it was not taken (a system
+		 * copy may have the version too: Ubuntu 24.04's libstdc++ of GCC 14) */
+		if (has && (!good || (!good_on_llp && on_ld_library_path(c, copies[i].path)))) {
+			good_on_llp = on_ld_library_path(c, copies[i].path);
 			good = copies[i].path;
+		}
 	}
 	val_set(a, f->fields, "other_copies", cv);
 	val_set_str(a, f->fields, "found_by", found_how_name(prov->how));

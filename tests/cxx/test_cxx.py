@@ -141,11 +141,22 @@ def portable(text):
     text = text.replace(FX, "<fx>").replace(BUILD, "<build>").replace(TOP, "<top>")
     text = re.sub(r"GCC: \([^)]*\) [0-9][0-9.]*", "<compiler>", text)
     lines = []
+    system_depth = None  # the tree column of the system library whose subtree is being left out
     for line in text.splitlines():
         if line.startswith("loader ") or line.startswith("gpu "):
             continue  # the glibc and the GPUs of this machine
         if re.match(r"\s+another copy: /(usr/)?lib", line):
             continue  # the system's own copies differ between machines
+        # the dependencies of a system library differ between machines (Ubuntu
+        # 24.04's libgcc_s.so.1 needs ld-linux-x86-64.so.2, Debian 12's does not):
+        # its own line stays, the lines under it go
+        at = line.find("\u2500\u2500 ")
+        if at < 0:
+            system_depth = None
+        elif system_depth is not None and at > system_depth:
+            continue
+        else:
+            system_depth = at if re.search(r" /(usr/)?lib(64|32|x32)?/\S+$", line) else None
         lines.append(line)
     return "\n".join(lines) + "\n"
 

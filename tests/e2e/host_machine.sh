@@ -16,10 +16,13 @@
 fixture_dir host_machine
 pybin=$(python3 -c "import os, sys; print(os.path.realpath(sys.executable))")	# not a pyenv shim: the copy runs it
 H=$FX/H
-SP=$H/lib/python3.11/site-packages
+# the venv's lib/pythonX.Y is the one this python3 searches (3.11 on Debian 12, 3.12 on Ubuntu 24.04)
+PYV=$(python3 -c "import sys; print('%d.%d' % sys.version_info[:2])")
+PYFULL=$(python3 -c "import platform; print(platform.python_version())")
+SP=$H/lib/python$PYV/site-packages
 mkdir -p "$H/bin" "$SP/pkg" "$SP/pkg-1.0.dist-info"
 ln -sf "$pybin" "$H/bin/python3"
-printf 'home = %s\ninclude-system-site-packages = false\nversion = 3.11.2\n' "$(dirname "$pybin")" >"$H/pyvenv.cfg"
+printf 'home = %s\ninclude-system-site-packages = false\nversion = %s\n' "$(dirname "$pybin")" "$PYFULL" >"$H/pyvenv.cfg"
 SUFFIX=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
 MOD=_m$SUFFIX
 printf 'int PyInit__m(void) { return 0; }\n' >"$FX/m.c"
@@ -29,7 +32,7 @@ printf 'Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n' >"$SP/pkg-1.0.dist-inf
 printf 'pkg/%s,,\npkg/__init__.py,,\npkg-1.0.dist-info/RECORD,,\n' "$MOD" >"$SP/pkg-1.0.dist-info/RECORD"
 
 # the same extension, tagged for aarch64 (e_machine at offset 18)
-OSP=$FX/other/lib/python3.11/site-packages	# a site directory: placed where the host has pkg
+OSP=$FX/other/lib/python$PYV/site-packages	# a site directory: placed where the host has pkg
 mkdir -p "$OSP/pkg"
 cp "$SP/pkg/__init__.py" "$OSP/pkg/"
 python3 - "$SP/pkg/$MOD" "$OSP/pkg/$MOD" <<'PY'
@@ -75,7 +78,7 @@ expect_eq "$(jq_py "len(j['groups'])" <"$FX/fleet_old.json")" 1 "fleet: the old 
 
 # ---- a binary of another machine placed on the host: the real loader's answer, one cause
 copy_oracle() {	# the real import of pkg in a copy of H where the aarch64-tagged file replaced it
-	rm -rf "$FX/H2" && cp -a "$H" "$FX/H2" && cp "$OSP/pkg/$MOD" "$FX/H2/lib/python3.11/site-packages/pkg/$MOD"
+	rm -rf "$FX/H2" && cp -a "$H" "$FX/H2" && cp "$OSP/pkg/$MOD" "$FX/H2/lib/python$PYV/site-packages/pkg/$MOD"
 	"$FX/H2/bin/python3" -c "
 try:
     import pkg._m
@@ -84,7 +87,7 @@ except ImportError as e:
     print(e)"
 }
 real=$(copy_oracle)
-expect_eq "$real" "$FX/H2/lib/python3.11/site-packages/pkg/$MOD: cannot open shared object file: No such file or directory" \
+expect_eq "$real" "$FX/H2/lib/python$PYV/site-packages/pkg/$MOD: cannot open shared object file: No such file or directory" \
 	"the real import of an aarch64 file on this host: glibc's 'No such file or directory'"
 $ABISCOPE check --json --host "$FX/h.json" "$OSP/pkg" >"$FX/placed.json" 2>"$FX/placed.err"
 expect_eq "$?" 1 "check --host of the aarch64 build: fails (exit 1)"

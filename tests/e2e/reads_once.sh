@@ -10,10 +10,14 @@ fixture_dir reads_once
 SHIM=$(cd "$BUILD" && pwd)/tools/log_opens.so
 pybin=$(command -v python3)
 E=$FX/env
-SP=$E/lib/python3.11/site-packages
+# the venv's lib/pythonX.Y and extension suffix are this python3's (3.11 on Debian 12, 3.12 on Ubuntu 24.04)
+PYV=$("$pybin" -c "import sys; print('%d.%d' % sys.version_info[:2])")
+PYFULL=$("$pybin" -c "import platform; print(platform.python_version())")
+SUFFIX=$("$pybin" -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+SP=$E/lib/python$PYV/site-packages
 mkdir -p "$E/bin" "$SP/pkg/sub" "$SP/pkg-1.0.dist-info"
 ln -sf "$pybin" "$E/bin/python3"
-printf 'home = %s\ninclude-system-site-packages = false\nversion = 3.11.2\n' "$(dirname "$pybin")" >"$E/pyvenv.cfg"
+printf 'home = %s\ninclude-system-site-packages = false\nversion = %s\n' "$(dirname "$pybin")" "$PYFULL" >"$E/pyvenv.cfg"
 # _gpu needs libcuda.so.1 (the driver's), which this environment lacks
 printf 'void cuInit(void) {}\n' >"$FX/cuda.c"
 $CC -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$FX/libcuda.so.1" "$FX/cuda.c"
@@ -21,16 +25,16 @@ $CC -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$FX/libcuda.so.1" "$FX/cuda.c"
 mkdir -p "$FX/cuda/lib64/stubs"
 cp "$FX/libcuda.so.1" "$FX/cuda/lib64/stubs/libcuda.so"
 printf 'int PyInit__gpu(void) { return 0; }\n' >"$FX/gpu.c"
-$CC -shared -fPIC -o "$SP/pkg/_gpu.cpython-311-x86_64-linux-gnu.so" "$FX/gpu.c" -Wl,--no-as-needed "$FX/libcuda.so.1"
+$CC -shared -fPIC -o "$SP/pkg/_gpu$SUFFIX" "$FX/gpu.c" -Wl,--no-as-needed "$FX/libcuda.so.1"
 printf 'int PyInit__cpu(void) { return 0; }\n' >"$FX/cpu.c"
-$CC -shared -fPIC -o "$SP/pkg/_cpu.cpython-311-x86_64-linux-gnu.so" "$FX/cpu.c"
+$CC -shared -fPIC -o "$SP/pkg/_cpu$SUFFIX" "$FX/cpu.c"
 printf 'from . import _cpu\nfrom .sub import helper\nfrom . import _gpu\n' >"$SP/pkg/__init__.py"
 printf 'x = 1\n' >"$SP/pkg/sub/helper.py"
 : >"$SP/pkg/sub/__init__.py"
 printf 'Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n' >"$SP/pkg-1.0.dist-info/METADATA"
 printf 'pip\n' >"$SP/pkg-1.0.dist-info/INSTALLER"
-(cd "$SP" && for f in pkg/__init__.py pkg/sub/__init__.py pkg/sub/helper.py pkg/_gpu.cpython-311-x86_64-linux-gnu.so \
-	pkg/_cpu.cpython-311-x86_64-linux-gnu.so; do
+(cd "$SP" && for f in pkg/__init__.py pkg/sub/__init__.py pkg/sub/helper.py pkg/_gpu$SUFFIX \
+	pkg/_cpu$SUFFIX; do
 	echo "$f,,$(wc -c <"$f" | tr -d ' ')"
 done; echo 'pkg-1.0.dist-info/RECORD,,') >"$SP/pkg-1.0.dist-info/RECORD"
 
@@ -46,4 +50,13 @@ expect_eq "$(grep "^open $SP/" "$FX/opens" | sort | uniq -d)" "" "no file of sit
 for f in pkg-1.0.dist-info/RECORD pkg-1.0.dist-info/METADATA pkg/__init__.py pkg/sub/helper.py; do
 	expect_eq "$(grep -c "^open $SP/$f\$" "$FX/opens")" 1 "$f is read once"
 done
+# no stub to stand for the driver (no CUDA_HOME, none in /usr/local/cuda):
+# with_driver is null, as docs/findings.md says, not an object without modelled_by
+if [ -e /usr/local/cuda/lib64/stubs/libcuda.so ]; then
+	pass "check without a driver or a stub: with_driver is null # SKIP /usr/local/cuda/lib64/stubs/libcuda.so is there"
+else
+	env -u CUDA_HOME $ABISCOPE check --json "$E" >"$FX/nostub.json"
+	expect_eq "$(jq_py 'j["with_driver"], j["summary"]["failing"]' <"$FX/nostub.json" 2>&1)" "None 1" \
+		"check without a driver or a stub: with_driver is null, _gpu fails here"
+fi
 finish

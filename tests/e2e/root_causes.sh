@@ -25,12 +25,17 @@ unset LD_LIBRARY_PATH VIRTUAL_ENV CONDA_PREFIX
 mkdir -p "$FX/driver"
 cp "$FX/src/link/libcuda.so.1" "$FX/driver/libcuda.so.1"	# the oracle's driver
 SP=lib/python3.11/site-packages
-# golden text: build paths and the host's glibc release normalised
+# the .comment the host's C++ compiler writes ("GCC: (Debian 12.2.0-14+deb12u1)
+# 12.2.0" on Debian 12, "GCC: (Ubuntu 13.3.0-6ubuntu2~24.04.1) 13.3.0" on
+# Ubuntu 24.04): checked once against the fixture's own, <c++> in golden text
+GCCID=$(${CXX:-c++} --version | head -1 | sed 's/^[^ ]* /GCC: /')
+GCCID_RE=$(printf '%s' "$GCCID" | sed 's/[].[*^$\/]/\\&/g')
+# golden text: build paths, the host's glibc release and C++ compiler normalised
 gold() {
 	name=$1
 	shift
 	"$@" >"$FX/$name.raw" 2>&1
-	portable <"$FX/$name.raw" | sed -e 's/glibc 2\.[0-9]*/glibc 2.N/g' >"$FX/$name"
+	portable <"$FX/$name.raw" | sed -e 's/glibc 2\.[0-9]*/glibc 2.N/g' -e "s/$GCCID_RE/<c++>/g" >"$FX/$name"
 	golden "$name" "$FX/$name"
 }
 
@@ -110,6 +115,8 @@ gold why_t210.txt $ABISCOPE why --color never --process "$FX/t210/bin/python3.11
 	--preload-global "$FX/t210/$SP/torch/lib/libtorch_global_deps.so" \
 	--preload "$FX/t210/$SP/torch/_C.cpython-311-x86_64-linux-gnu.so" "$FX/t210/$SP/sgl_kernel/sm100/common_ops.abi3.so"
 expect_contains "$(cat "$FX/why_t210.txt")" "with the driver  would NOT load:" "why: the verdict with the driver"
+expect_contains "$(cat "$FX/why_t210.txt.raw")" "built    common_ops.abi3.so: $GCCID;" \
+	"why: the compiler named is the one that built the fixture ($GCCID)"
 printf 'Traceback (most recent call last):\n  File "%s/sgl_kernel/__init__.py", line 3, in <module>\n    common_ops = _load_architecture_specific_ops()\nImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n' \
 	"$FX/t210/$SP" >"$FX/traceback.txt"
 gold explain_t210.txt sh -c "$ABISCOPE explain --color never <'$FX/traceback.txt'"

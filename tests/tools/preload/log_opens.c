@@ -3,7 +3,7 @@
  *
  *   OPEN_LOG=FILE LD_PRELOAD=.../log_opens.so abiscope ...
  *
- * appends one line per open() and opendir() the process makes ("open
+ * appends one line per open() (and fortified __open_2/__open64_2) and opendir() the process makes ("open
  * PATH", "dir PATH") to FILE, so a test can say how often each file was
  * read and each directory listed (tests/e2e/reads_once.sh).
  */
@@ -62,6 +62,26 @@ int open64(const char *path, int flags, ...)
 	int fd = opened("open64", path, flags, ap);
 	va_end(ap);
 	return fd;
+}
+
+/* the fortified open(): a compiler that defines _FORTIFY_SOURCE itself
+ * (Ubuntu's gcc, at -O1 and above) turns each open() whose flags are not a
+ * constant into __open64_2 (__open_2 without _FILE_OFFSET_BITS=64) */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+
+int __open_2(const char *path, int flags)
+{
+	int (*real)(const char *, int) = (int (*)(const char *, int))dlsym(RTLD_NEXT, "__open_2");
+	note("open", path);
+	return real(path, flags);
+}
+
+int __open64_2(const char *path, int flags)
+{
+	int (*real)(const char *, int) = (int (*)(const char *, int))dlsym(RTLD_NEXT, "__open64_2");
+	note("open", path);
+	return real(path, flags);
 }
 
 DIR *opendir(const char *path)
