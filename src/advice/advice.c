@@ -331,7 +331,8 @@ static bool files_gone(struct advice *a, const struct dist *d)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < d->nfile && n < 4096; i++) {
-		const char *p = d->file[i].path;
+		char buf[DIST_PATH_MAX];
+		const char *p = dist_file_path(d, &d->file[i], buf, sizeof buf);
 		if (strstr(p, ".dist-info/") || strstr(p, "/__pycache__/") || str_ends(p, ".pyc"))
 			continue;
 		struct fs_stat st;

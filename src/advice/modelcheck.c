@@ -333,8 +333,9 @@ static void check_rerun(struct advice *a, const struct check_options *o, const s
 		case FIX_PIP_UNINSTALL:
 			for (size_t k = 0; k < x->items.n; k++) {
 				const struct dist *d = strmap_get(&a->c->inv.dists.by_norm, dist_normalize(ar, x->items.item[k]));
+				char buf[DIST_PATH_MAX];
 				for (size_t f = 0; d && f < d->nfile; f++)
-					vfs_hide(s2.fs.vfs, d->file[f].path);
+					vfs_hide(s2.fs.vfs, dist_file_path(d, &d->file[f], buf, sizeof buf));
 				if (d && d->meta)
 					vfs_hide(s2.fs.vfs, d->meta);
 			}

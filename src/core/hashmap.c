@@ -81,6 +81,15 @@ void strmap_put(struct arena *a, struct strmap *m, const char *key, void *value)
 	m->n++;
 }
 
+void strmap_reserve(struct arena *a, struct strmap *m, size_t n)
+{
+	size_t cap = m->cap ? m->cap : 16;
+	while (cap / 2 < n)
+		cap *= 2;
+	if (cap > m->cap)
+		strmap_rehash(a, m, cap);
+}
+
 bool strmap_next(const struct strmap *m, size_t *pos, const char **key, void **value)
 {
 	for (size_t i = *pos; i < m->cap; i++) {

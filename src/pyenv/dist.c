@@ -40,56 +40,91 @@ static void problem(struct arena *a, struct dist *d, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* One CSV field: quoted ("..." with "" for a quote) or bare up to a comma. */
-static const char *csv_field(struct arena *a, const char **pp, const char *end, bool *ok)
+/* One CSV field, unquoted in place ("..." with "" for a quote; the text
+ * only shrinks) or bare up to a comma; *pp moves past its comma. */
+static const char *csv_field(char **pp, char *end, bool *ok)
 {
-	const char *p = *pp;
+	char *p = *pp;
 	*ok = true;
 	if (p < end && *p == '"') {
-		p++;
-		char *buf = arena_alloc(a, (size_t)(end - p) + 1);
-		size_t o = 0;
+		char *out = ++p, *start = p;
 		while (p < end) {
 			if (*p == '"') {
 				if (p + 1 < end && p[1] == '"') {
-					buf[o++] = '"';
+					*out++ = '"';
 					p += 2;
 					continue;
 				}
 				p++;
 				break;
 			}
-			buf[o++] = *p++;
+			*out++ = *p++;
 		}
-		buf[o] = '\0';
 		if (p < end && *p != ',')
 			*ok = false;
 		if (p < end && *p == ',')
 			p++;
+		*out = '\0';	/* out < p here, or p == end, which is the line's own end byte */
 		*pp = p;
-		return buf;
+		return start;
 	}
-	const char *start = p;
+	char *start = p;
 	while (p < end && *p != ',')
 		p++;
-	const char *f = arena_strndup(a, start, (size_t)(p - start));
 	if (p < end)
-		p++;
+		*p++ = '\0';
+	else
+		*p = '\0';
 	*pp = p;
+	return start;
+}
+
+static size_t count_rows(const char *text, size_t len);
+
+/* Room for every row of text. */
+static void reserve_rows(struct arena *a, struct dist *d, const char *text, size_t len)
+{
+	d->file = arena_grow(a, d->file, d->nfile, d->nfile + count_rows(text, len), sizeof *d->file);
+}
+
+/* Stores one row's path, relative to d->site where it lies under it: the
+ * text itself when joining it to base and normalising changes nothing. */
+static struct dist_file *add_row(struct arena *a, const char *base, const char *path, struct dist *d)
+{
+	char joined[DIST_PATH_MAX], norm[DIST_PATH_MAX];
+	if (path[0] == '/')
+		snprintf(joined, sizeof joined, "%s", path);
+	else
+		snprintf(joined, sizeof joined, "%s/%s", base, path);
+	path_normalize(joined, norm, sizeof norm);
+	struct dist_file *f = &d->file[d->nfile++];
+	f->hash = NULL;
+	f->size = -1;
+	size_t sl = d->site ? strlen(d->site) : 0;
+	if (!d->site || strncmp(norm, d->site, sl) != 0 || norm[sl] != '/' || !norm[sl + 1])
+		f->rel = arena_strdup(a, norm);
+	else if (base == d->site && path[0] != '/' && str_eq(norm + sl + 1, path))
+		f->rel = path;
+	else
+		f->rel = arena_strdup(a, norm + sl + 1);
 	return f;
 }
 
 void record_parse(struct arena *a, const char *base, const char *text, size_t len, struct dist *d)
 {
-	size_t cap = 0;
-	const char *p = text, *end = text + len;
+	/* one copy, cut into fields in place: rows point into it */
+	char *copy = arena_alloc(a, len + 1);
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	reserve_rows(a, d, copy, len);
+	char *p = copy, *end = copy + len;
 	size_t lineno = 0;
 	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		char *le = nl ? nl : end;
 		lineno++;
-		const char *q = p;
-		const char *lend = le;
+		char *q = p;
+		char *lend = le;
 		bool has_nul = memchr(q, '\0', (size_t)(le - q)) != NULL;
 		if (lend > q && lend[-1] == '\r')
 			lend--;
@@ -97,27 +132,15 @@ void record_parse(struct arena *a, const char *base, const char *text, size_t le
 		if (q == lend)
 			continue;
 		bool ok1, ok2 = true, ok3 = true;
-		const char *path = csv_field(a, &q, lend, &ok1);
-		const char *hash = q < lend ? csv_field(a, &q, lend, &ok2) : "";
-		const char *size = q < lend ? csv_field(a, &q, lend, &ok3) : "";
+		const char *path = csv_field(&q, lend, &ok1);
+		const char *hash = q < lend ? csv_field(&q, lend, &ok2) : "";
+		const char *size = q < lend ? csv_field(&q, lend, &ok3) : "";
 		if (!ok1 || !ok2 || !ok3 || !*path || has_nul) {
 			problem(a, d, "RECORD line %zu is malformed", lineno);
 			continue;
 		}
-		char joined[PATH_MAX * 2], norm[PATH_MAX * 2];
-		if (path[0] == '/')
-			snprintf(joined, sizeof joined, "%s", path);
-		else
-			snprintf(joined, sizeof joined, "%s/%s", base, path);
-		path_normalize(joined, norm, sizeof norm);
-		if (d->nfile == cap) {
-			cap = cap ? cap * 2 : 64;
-			d->file = arena_grow(a, d->file, d->nfile, cap, sizeof *d->file);
-		}
-		struct dist_file *f = &d->file[d->nfile++];
-		f->path = arena_strdup(a, norm);
+		struct dist_file *f = add_row(a, base, path, d);
 		f->hash = *hash ? hash : NULL;
-		f->size = -1;
 		if (*size) {
 			char *e;
 			errno = 0;
@@ -131,6 +154,35 @@ void record_parse(struct arena *a, const char *base, const char *text, size_t le
 				problem(a, d, "RECORD line %zu: size \"%s\" is not a number", lineno, size);
 		}
 	}
+}
+
+/* installed-files.txt: one path per line, relative to the egg-info folder. */
+static void installed_files_parse(struct arena *a, const char *text, size_t len, struct dist *d)
+{
+	char *copy = arena_alloc(a, len + 1);
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	reserve_rows(a, d, copy, len);
+	for (char *line = copy; line < copy + len;) {
+		char *nl = memchr(line, '\n', (size_t)(copy + len - line));
+		char *next = nl ? nl + 1 : copy + len;
+		if (nl)
+			*nl = '\0';
+		size_t n = strlen(line);	/* up to a NUL byte, as before */
+		if (n && line[n - 1] == '\r')
+			line[--n] = '\0';
+		if (n)
+			add_row(a, d->meta, line, d);
+		line = next;
+	}
+}
+
+const char *dist_file_path(const struct dist *d, const struct dist_file *f, char *buf, size_t bufsz)
+{
+	if (f->rel[0] == '/' || !d->site)
+		return f->rel;
+	snprintf(buf, bufsz, "%s/%s", d->site, f->rel);
+	return buf;
 }
 
 void metadata_parse(struct arena *a, const char *text, size_t len, struct dist *d)
@@ -208,12 +260,38 @@ static void name_from_dir(struct arena *a, const char *dirname, const char *suff
 static void add_dist(struct scan *s, struct distset *ds, struct dist *d)
 {
 	d->norm = dist_normalize(&s->arena, d->name ? d->name : "?");
+	d->index = ds->all.n;
 	ptrvec_push(&s->arena, &ds->all, d);
 	if (!strmap_get(&ds->by_norm, d->norm))
 		strmap_put(&s->arena, &ds->by_norm, d->norm, d);
-	for (size_t i = 0; i < d->nfile; i++)
-		if (!strmap_get(&ds->owner, d->file[i].path))
-			strmap_put(&s->arena, &ds->owner, d->file[i].path, d);
+}
+
+/* Whether a file list of len bytes and rows rows still fits the scan's
+ * caps; if not, d owns nothing and says why. */
+static bool record_fits(struct scan *s, struct distset *ds, struct dist *d, const char *file, size_t len,
+			size_t rows)
+{
+	if (len <= MAX_RECORD_TOTAL - ds->record_bytes && rows <= MAX_RECORD_ROWS - ds->record_rows) {
+		ds->record_bytes += len;
+		ds->record_rows += rows;
+		return true;
+	}
+	if (len > MAX_RECORD_TOTAL - ds->record_bytes)
+		d->record_error = arena_printf(&s->arena, "left unread: its %s (%zu bytes) would take the file lists "
+					       "one scan keeps past %u MiB", file, len, MAX_RECORD_TOTAL >> 20);
+	else
+		d->record_error = arena_printf(&s->arena, "left unread: its %s (%zu rows) would take the file lists "
+					       "one scan keeps past %u rows", file, rows, MAX_RECORD_ROWS);
+	return false;
+}
+
+/* Rows of a newline-separated list: one per newline, and a last one. */
+static size_t count_rows(const char *text, size_t len)
+{
+	size_t rows = 1;
+	for (const char *p = text; (p = memchr(p, '\n', (size_t)(text + len - p))) != NULL; p++)
+		rows++;
+	return rows;
 }
 
 static void load_dist_info(struct scan *s, struct distset *ds, const char *site, const char *name)
@@ -239,29 +317,20 @@ static void load_dist_info(struct scan *s, struct distset *ds, const char *site,
 	if (!egg) {
 		const char *why;
 		text = slurp_why(s, arena_printf(&s->arena, "%s/RECORD", d->meta), &len, &why);
+		d->record_error = why;
 		if (text) {
 			d->has_record = true;
-			record_parse(&s->arena, site, text, len, d);
+			if (record_fits(s, ds, d, "RECORD", len, count_rows(text, len)))
+				record_parse(&s->arena, site, text, len, d);
 			free(text);
 		}
-		d->record_error = why;
 	} else {
-		/* installed-files.txt paths are relative to the egg-info folder */
 		text = slurp(s, arena_printf(&s->arena, "%s/installed-files.txt", d->meta), &len);
 		if (text) {
 			d->has_record = true;
-			char *copy = arena_strndup(&s->arena, text, len);
+			if (record_fits(s, ds, d, "installed-files.txt", len, count_rows(text, len)))
+				installed_files_parse(&s->arena, text, len, d);
 			free(text);
-			for (char *line = copy; line && *line;) {
-				char *nl = strchr(line, '\n');
-				if (nl)
-					*nl = '\0';
-				if (*line) {
-					const char *quoted = arena_printf(&s->arena, "\"%s\"", line);
-					record_parse(&s->arena, d->meta, quoted, strlen(quoted), d);
-				}
-				line = nl ? nl + 1 : NULL;
-			}
 		}
 	}
 	add_dist(s, ds, d);
@@ -329,27 +398,69 @@ static void load_conda_meta(struct scan *s, struct distset *ds, const char *pref
 		d->version = v ? arena_strdup(&s->arena, v) : NULL;
 		d->has_metadata = n != NULL;
 		json_t *files = json_object_get(root, "files");
-		if (json_is_array(files)) {
-			size_t nf = json_array_size(files);
+		size_t nf = json_is_array(files) ? json_array_size(files) : 0, listed = 0;
+		for (size_t k = 0; k < nf; k++) {
+			const char *rel = json_string_value(json_array_get(files, k));
+			listed += rel ? strlen(rel) + 1 : 0;
+		}
+		if (json_is_array(files) && record_fits(s, ds, d, "file list", listed, nf)) {
 			d->file = arena_calloc(&s->arena, nf ? nf : 1, sizeof *d->file);
 			d->has_record = true;
 			for (size_t k = 0; k < nf; k++) {
 				const char *rel = json_string_value(json_array_get(files, k));
-				if (!rel)
-					continue;
-				char norm[PATH_MAX * 2];
-				char joined[PATH_MAX * 2];
-				snprintf(joined, sizeof joined, "%s/%s", prefix, rel);
-				path_normalize(joined, norm, sizeof norm);
-				d->file[d->nfile].path = arena_strdup(&s->arena, norm);
-				d->file[d->nfile].size = -1;
-				d->nfile++;
+				if (rel)
+					add_row(&s->arena, prefix, arena_strdup(&s->arena, rel), d);
 			}
 		}
 		json_decref(root);
 		if (!d->name)
 			name_from_dir(&s->arena, (const char *)w.names.item[i], ".json", d);
 		add_dist(s, ds, d);
+	}
+}
+
+/* The owner map of site, made on first use: sites in discovery order. */
+static struct owner_site *owner_site(struct scan *s, struct distset *ds, const char *site)
+{
+	for (size_t i = 0; i < ds->owner_sites.n; i++) {
+		struct owner_site *os = ds->owner_sites.item[i];
+		if (str_eq(os->site, site))
+			return os;
+	}
+	struct owner_site *os = arena_calloc(&s->arena, 1, sizeof *os);
+	os->site = site;
+	os->len = strlen(site);
+	ptrvec_push(&s->arena, &ds->owner_sites, os);
+	return os;
+}
+
+/* Every recorded file to its first owner; each map sized once. */
+static void index_owners(struct scan *s, struct distset *ds)
+{
+	size_t outside = 0;
+	for (size_t i = 0; i < ds->all.n; i++) {
+		struct dist *d = ds->all.item[i];
+		struct owner_site *os = owner_site(s, ds, d->site);
+		for (size_t k = 0; k < d->nfile; k++)
+			if (d->file[k].rel[0] == '/')
+				outside++;
+			else
+				os->rows++;
+	}
+	for (size_t i = 0; i < ds->owner_sites.n; i++) {
+		struct owner_site *os = ds->owner_sites.item[i];
+		strmap_reserve(&s->arena, &os->files, os->rows);
+	}
+	strmap_reserve(&s->arena, &ds->owner_abs, outside);
+	for (size_t i = 0; i < ds->all.n; i++) {
+		struct dist *d = ds->all.item[i];
+		struct owner_site *os = owner_site(s, ds, d->site);
+		for (size_t k = 0; k < d->nfile; k++) {
+			const char *rel = d->file[k].rel;
+			struct strmap *m = rel[0] == '/' ? &ds->owner_abs : &os->files;
+			if (!strmap_get(m, rel))
+				strmap_put(&s->arena, m, rel, d);
+		}
 	}
 }
 
@@ -366,11 +477,23 @@ void dists_load(struct scan *s, const struct pyenv *e, struct distset *ds)
 	}
 	if (e->kind == PYENV_CONDA)
 		load_conda_meta(s, ds, e->root);
+	index_owners(s, ds);
 }
 
 struct dist *dists_owner(const struct distset *ds, const char *path)
 {
-	return strmap_get(&ds->owner, path);
+	/* a file can be under two sites (a conda prefix holds its site-packages)
+	 * or recorded outside its own: the first distribution discovered wins */
+	struct dist *best = strmap_get(&ds->owner_abs, path);
+	for (size_t i = 0; i < ds->owner_sites.n; i++) {
+		const struct owner_site *os = ds->owner_sites.item[i];
+		if (strncmp(path, os->site, os->len) != 0 || path[os->len] != '/')
+			continue;
+		struct dist *d = strmap_get(&os->files, path + os->len + 1);
+		if (d && (!best || d->index < best->index))
+			best = d;
+	}
+	return best;
 }
 
 enum status file_sha256_record(struct scan *s, const char *path, char *out, size_t outsz,

@@ -83,10 +83,12 @@ static void duplicate_group(struct check_ctx *x, const struct ptrvec *dup)
 		const struct dist *d = dup->item[j];
 		size_t present = 0, checked = 0;
 		for (size_t n = 0; n < d->nfile && checked < 50; n++) {
-			if (str_ends(d->file[n].path, "/RECORD") || strstr(d->file[n].path, ".dist-info/"))
+			char buf[DIST_PATH_MAX];
+			const char *path = dist_file_path(d, &d->file[n], buf, sizeof buf);
+			if (str_ends(path, "/RECORD") || strstr(path, ".dist-info/"))
 				continue;
 			struct fs_stat st;
-			fs_stat(&s->fs, d->file[n].path, &st);
+			fs_stat(&s->fs, path, &st);
 			checked++;
 			if (st.kind == FS_REGULAR && (d->file[n].size < 0 || (uint64_t)d->file[n].size == st.size))
 				present++;
@@ -175,6 +177,166 @@ static int duplicate_of(struct check_ctx *x, const struct dist *d)
 	return at ? (int)(at - 1) : -1;
 }
 
+/* One distribution's RECORD against the disk. */
+struct record_check {
+	struct dist *d;
+	size_t missing, sized, hashed;
+	struct value *list;	/* {path, problem}, the first MAX_RECORD_REPORT */
+	const char *shared;	/* shared_missing_key(), or NULL */
+};
+
+static void record_check_one(struct check_ctx *x, struct record_check *rc, size_t *done, size_t nfiles)
+{
+	struct scan *s = x->s;
+	struct arena *a = &s->arena;
+	struct dist *d = rc->d;
+	struct value *list = rc->list = val_arr(a);
+	for (size_t n = 0; n < d->nfile; n++) {
+		const struct dist_file *df = &d->file[n];
+		char buf[DIST_PATH_MAX];
+		const char *path = dist_file_path(d, df, buf, sizeof buf);
+		if (x->o->verify_hashes)
+			scan_report(s, "hashing", path, ++*done, nfiles);
+		if (strstr(path, ".dist-info/") || strstr(path, "/__pycache__/") || str_ends(path, ".pyc"))
+			continue;	/* written after install, legitimately */
+		if (!x->o->verify_hashes && !import_relevant(path))
+			continue;
+		struct fs_stat st;
+		fs_stat(&s->fs, path, &st);
+		const char *what = NULL;
+		if (st.kind == FS_MISSING) {
+			what = "missing";
+			rc->missing++;
+		} else if (df->size >= 0 && st.kind == FS_REGULAR && (uint64_t)df->size != st.size) {
+			what = arena_printf(a, "size %llu, RECORD says %lld", (unsigned long long)st.size,
+					    (long long)df->size);
+			rc->sized++;
+		} else if (x->o->verify_hashes && df->hash && st.kind == FS_REGULAR) {
+			char h[128];
+			struct diag dd;
+			diag_clear(&dd);
+			if (file_sha256_record(s, path, h, sizeof h, &dd) == ST_OK && str_starts(df->hash, "sha256=") &&
+			    !str_eq(h, df->hash)) {
+				what = "content differs (sha256)";
+				rc->hashed++;
+			}
+		}
+		if (what && list->u.list.n < MAX_RECORD_REPORT) {
+			struct value *o = val_obj(a);
+			val_set_str(a, o, "path", path);
+			val_set_str(a, o, "problem", what);
+			val_push(a, list, o);
+		}
+	}
+}
+
+/* The finding of one distribution whose files differ from its RECORD. */
+static void record_finding(struct check_ctx *x, const struct record_check *rc)
+{
+	struct scan *s = x->s;
+	struct arena *a = &s->arena;
+	const struct dist *d = rc->d;
+	size_t missing = rc->missing, sized = rc->sized, hashed = rc->hashed;
+	struct value *list = rc->list;
+	struct finding *f = finding_add(&s->findings, "record-mismatch", SEV_WARNING, d->meta);
+	f->caused_by = duplicate_of(x, d);	/* a stale metadata folder: one cause with its duplicate */
+	if (missing || sized || hashed)
+		finding_title(&s->findings, f, "%s %s does not match its RECORD: %zu missing, %zu of another "
+			      "size%s", d->name, d->version ? d->version : "", missing, sized,
+			      x->o->verify_hashes ? arena_printf(a, ", %zu with other content", hashed) : "");
+	else
+		finding_title(&s->findings, f, "%s %s: its RECORD has %zu line%s it cannot be checked against",
+			      d->name, d->version ? d->version : "", d->problems.n, d->problems.n == 1 ? "" : "s");
+	/* malformed lines, sizes out of range: said, not taken as a size */
+	struct value *bad = val_arr(a);
+	for (size_t k = 0; k < d->problems.n; k++) {
+		val_push(a, bad, val_str(a, d->problems.item[k]));
+		finding_line(&s->findings, f, "%s: %s", d->meta, (const char *)d->problems.item[k]);
+	}
+	val_set(a, f->fields, "record_problems", bad);
+	val_set_str(a, f->fields, "distribution", d->name);
+	val_set_int(a, f->fields, "missing", (int64_t)missing);
+	val_set_int(a, f->fields, "size_differs", (int64_t)sized);
+	val_set_int(a, f->fields, "hash_differs", (int64_t)hashed);
+	val_set(a, f->fields, "files", list);
+	for (size_t k = 0; k < list->u.list.n && k < 5; k++)
+		finding_line(&s->findings, f, "%s: %s", val_get_str(list->u.list.item[k], "path"),
+			     val_get_str(list->u.list.item[k], "problem"));
+	finding_fix(&s->findings, f, "reinstall %s (pip install --force-reinstall --no-deps %s==%s)", d->name,
+		    d->name, d->version ? d->version : "<version>");
+	const char *pkg = system_owner(x, d->meta);
+	if (pkg && missing) {
+		/* files the system package installed are gone: that package puts them back */
+		val_set_str(a, f->fields, "system_package", pkg);
+		finding_line(&s->findings, f, "the system package %s (%s) installed them, and %zu %s gone", pkg,
+			     x->c->sysowner.manager, missing, missing == 1 ? "is" : "are");
+		finding_fix(&s->findings, f, "reinstall %s: apt-get install --reinstall %s", pkg, pkg);
+	} else if (pkg) {
+		/* a distribution's build strips and patches the wheel's files after RECORD was written */
+		f->severity = SEV_NOTE;
+		val_set_str(a, f->fields, "system_package", pkg);
+		finding_line(&s->findings, f, "the system package %s (%s) owns these files: its build changes them "
+			     "after the wheel's RECORD was written (binaries stripped), so RECORD is no measure of "
+			     "them", pkg, x->c->sysowner.manager);
+		finding_fix(&s->findings, f, "dpkg --verify %s checks them against the package; if it reports them "
+			    "changed: apt-get install --reinstall %s", pkg, pkg);
+	}
+}
+
+/* Distributions whose only difference is the same missing files: a file
+ * several wheels list (nvidia/__init__.py in every nvidia-* wheel) goes
+ * with the first of them uninstalled, and reinstalling one puts it back.
+ * The key of those that can be grouped, or NULL. */
+static const char *shared_missing_key(struct check_ctx *x, const struct record_check *rc)
+{
+	const struct dist *d = rc->d;
+	if (!rc->missing || rc->sized || rc->hashed || d->problems.n || rc->missing != rc->list->u.list.n ||
+	    duplicate_of(x, d) >= 0 || system_owner(x, d->meta))
+		return NULL;
+	const char *key = "";
+	for (size_t k = 0; k < rc->list->u.list.n; k++)
+		key = arena_printf(&x->s->arena, "%s%s\n", key, val_get_str(rc->list->u.list.item[k], "path"));
+	return key;
+}
+
+/* One finding for the distributions of group (two or more) that miss the
+ * same files; the first is the one the fix reinstalls. */
+static void shared_missing_finding(struct check_ctx *x, const struct ptrvec *group)
+{
+	struct scan *s = x->s;
+	struct arena *a = &s->arena;
+	const struct record_check *first = group->item[0];
+	const struct dist *d = first->d;
+	const struct value *list = first->list;
+	const char *path = val_get_str(list->u.list.item[0], "path");
+	const char *shown = str_starts(path, d->site) && path[strlen(d->site)] == '/' ? path + strlen(d->site) + 1
+										      : path;
+	struct finding *f = finding_add(&s->findings, "record-mismatch", SEV_WARNING, d->meta);
+	finding_title(&s->findings, f, "%zu distributions miss the same file%s their RECORDs list: %s%s", group->n,
+		      list->u.list.n == 1 ? "" : "s", shown,
+		      list->u.list.n == 1 ? "" : arena_printf(a, " and %zu more", list->u.list.n - 1));
+	struct value *names = val_arr(a);
+	for (size_t i = 0; i < group->n; i++) {
+		const struct dist *o = ((const struct record_check *)group->item[i])->d;
+		val_push(a, names, val_str(a, arena_printf(a, "%s %s", o->name, o->version ? o->version : "")));
+	}
+	for (size_t k = 0; k < list->u.list.n && k < 5; k++)
+		finding_line(&s->findings, f, "%s: missing", val_get_str(list->u.list.item[k], "path"));
+	finding_line(&s->findings, f, "listed by %s, %s%s", names->u.list.item[0]->u.s, names->u.list.item[1]->u.s,
+		     group->n > 2 ? arena_printf(a, " and %zu more", group->n - 2) : "");
+	finding_line(&s->findings, f, "a file several distributions list goes with the first of them uninstalled; "
+				      "reinstalling any one of them puts it back");
+	val_set(a, f->fields, "record_problems", val_arr(a));
+	val_set_str(a, f->fields, "distribution", d->name);
+	val_set(a, f->fields, "distributions", names);
+	val_set_int(a, f->fields, "missing", (int64_t)first->missing);
+	val_set_int(a, f->fields, "size_differs", 0);
+	val_set_int(a, f->fields, "hash_differs", 0);
+	val_set(a, f->fields, "files", (struct value *)list);
+	finding_fix(&s->findings, f, "reinstall one of them: pip install --force-reinstall --no-deps %s==%s", d->name,
+		    d->version ? d->version : "<version>");
+}
+
 void check_record_mismatch(struct check_ctx *x)
 {
 	struct scan *s = x->s;
@@ -183,95 +345,37 @@ void check_record_mismatch(struct check_ctx *x)
 	size_t nfiles = 0, done = 0;
 	for (size_t i = 0; i < all->n && x->o->verify_hashes; i++)
 		nfiles += ((struct dist *)all->item[i])->nfile;
+	struct ptrvec differ = { 0 };	/* struct record_check *, discovery order */
+	struct strmap groups = { 0 };	/* shared_missing_key -> struct ptrvec * */
 	for (size_t i = 0; i < all->n; i++) {
 		struct dist *d = all->item[i];
 		if (!d->has_record || d->kind == DIST_CONDA) {
 			done += x->o->verify_hashes ? d->nfile : 0;
 			continue;
 		}
-		size_t missing = 0, sized = 0, hashed = 0;
-		struct value *list = val_arr(a);
-		for (size_t n = 0; n < d->nfile; n++) {
-			const struct dist_file *df = &d->file[n];
-			if (x->o->verify_hashes)
-				scan_report(s, "hashing", df->path, ++done, nfiles);
-			if (strstr(df->path, ".dist-info/") || strstr(df->path, "/__pycache__/") ||
-			    str_ends(df->path, ".pyc"))
-				continue;	/* written after install, legitimately */
-			if (!x->o->verify_hashes && !import_relevant(df->path))
-				continue;
-			struct fs_stat st;
-			fs_stat(&s->fs, df->path, &st);
-			const char *what = NULL;
-			if (st.kind == FS_MISSING) {
-				what = "missing";
-				missing++;
-			} else if (df->size >= 0 && st.kind == FS_REGULAR && (uint64_t)df->size != st.size) {
-				what = arena_printf(a, "size %llu, RECORD says %lld", (unsigned long long)st.size,
-						    (long long)df->size);
-				sized++;
-			} else if (x->o->verify_hashes && df->hash && st.kind == FS_REGULAR) {
-				char h[128];
-				struct diag dd;
-				diag_clear(&dd);
-				if (file_sha256_record(s, df->path, h, sizeof h, &dd) == ST_OK && str_starts(df->hash, "sha256=") &&
-				    !str_eq(h, df->hash)) {
-					what = "content differs (sha256)";
-					hashed++;
-				}
-			}
-			if (what && list->u.list.n < MAX_RECORD_REPORT) {
-				struct value *o = val_obj(a);
-				val_set_str(a, o, "path", df->path);
-				val_set_str(a, o, "problem", what);
-				val_push(a, list, o);
-			}
-		}
-		if (!missing && !sized && !hashed && !d->problems.n)
+		struct record_check *rc = arena_calloc(a, 1, sizeof *rc);
+		rc->d = d;
+		record_check_one(x, rc, &done, nfiles);
+		if (!rc->missing && !rc->sized && !rc->hashed && !d->problems.n)
 			continue;
-		struct finding *f = finding_add(&s->findings, "record-mismatch", SEV_WARNING, d->meta);
-		f->caused_by = duplicate_of(x, d);	/* a stale metadata folder: one cause with its duplicate */
-		if (missing || sized || hashed)
-			finding_title(&s->findings, f, "%s %s does not match its RECORD: %zu missing, %zu of another "
-				      "size%s", d->name, d->version ? d->version : "", missing, sized,
-				      x->o->verify_hashes ? arena_printf(a, ", %zu with other content", hashed) : "");
-		else
-			finding_title(&s->findings, f, "%s %s: its RECORD has %zu line%s it cannot be checked against",
-				      d->name, d->version ? d->version : "", d->problems.n, d->problems.n == 1 ? "" : "s");
-		/* malformed lines, sizes out of range: said, not taken as a size */
-		struct value *bad = val_arr(a);
-		for (size_t k = 0; k < d->problems.n; k++) {
-			val_push(a, bad, val_str(a, d->problems.item[k]));
-			finding_line(&s->findings, f, "%s: %s", d->meta, (const char *)d->problems.item[k]);
+		ptrvec_push(a, &differ, rc);
+		rc->shared = shared_missing_key(x, rc);
+		if (!rc->shared)
+			continue;
+		struct ptrvec *g = strmap_get(&groups, rc->shared);
+		if (!g) {
+			g = arena_calloc(a, 1, sizeof *g);
+			strmap_put(a, &groups, rc->shared, g);
 		}
-		val_set(a, f->fields, "record_problems", bad);
-		val_set_str(a, f->fields, "distribution", d->name);
-		val_set_int(a, f->fields, "missing", (int64_t)missing);
-		val_set_int(a, f->fields, "size_differs", (int64_t)sized);
-		val_set_int(a, f->fields, "hash_differs", (int64_t)hashed);
-		val_set(a, f->fields, "files", list);
-		for (size_t k = 0; k < list->u.list.n && k < 5; k++)
-			finding_line(&s->findings, f, "%s: %s", val_get_str(list->u.list.item[k], "path"),
-				     val_get_str(list->u.list.item[k], "problem"));
-		finding_fix(&s->findings, f, "reinstall %s (pip install --force-reinstall --no-deps %s==%s)", d->name,
-			    d->name, d->version ? d->version : "<version>");
-		const char *pkg = system_owner(x, d->meta);
-		if (pkg && missing) {
-			/* files the system package installed are gone: that package puts them back */
-			val_set_str(a, f->fields, "system_package", pkg);
-			finding_line(&s->findings, f, "the system package %s (%s) installed them, and %zu %s gone", pkg,
-				     x->c->sysowner.manager, missing, missing == 1 ? "is" : "are");
-			finding_fix(&s->findings, f, "reinstall %s: apt-get install --reinstall %s", pkg, pkg);
-		} else if (pkg) {
-			/* a distribution's build strips and patches the wheel's files after RECORD was written */
-			f->severity = SEV_NOTE;
-			val_set_str(a, f->fields, "system_package", pkg);
-			finding_line(&s->findings, f, "the system package %s (%s) owns these files: its build changes them "
-				     "after the wheel's RECORD was written (binaries stripped), so RECORD is no measure of "
-				     "them", pkg, x->c->sysowner.manager);
-			finding_fix(&s->findings, f, "dpkg --verify %s checks them against the package; if it reports them "
-				    "changed: apt-get install --reinstall %s", pkg, pkg);
-		}
+		ptrvec_push(a, g, rc);
+	}
+	for (size_t i = 0; i < differ.n; i++) {
+		const struct record_check *rc = differ.item[i];
+		const struct ptrvec *g = rc->shared ? strmap_get(&groups, rc->shared) : NULL;
+		if (!g || g->n < 2)
+			record_finding(x, rc);
+		else if (g->item[0] == rc)
+			shared_missing_finding(x, g);
 	}
 	/* binaries no RECORD owns */
 	if (!x->c->inv.dists.all.n)
@@ -312,8 +416,12 @@ void check_record_mismatch(struct check_ctx *x)
 		finding_line(&s->findings, f, "could not read %s", unread->u.list.item[k]->u.s);
 	for (size_t k = 0; k < list->u.list.n && k < 5; k++)
 		finding_line(&s->findings, f, "%s", list->u.list.item[k]->u.s);
-	finding_fix(&s->findings, f, "install these through a package (or remove them): files copied from another "
-				     "host are built for that host's torch and CUDA");
+	if (unread->u.list.n)
+		finding_fix(&s->findings, f, "these may be files of the RECORDs not read; any that no RECORD lists, "
+					     "install through a package (or remove)");
+	else
+		finding_fix(&s->findings, f, "install these through a package (or remove them): files copied from "
+					     "another host are built for that host's torch and CUDA");
 }
 
 void check_broken_extensions(struct check_ctx *x)
@@ -354,7 +462,8 @@ void check_namespace_shadow(struct check_ctx *x)
 			/* the cu12 wheel's folder: nvidia/<component>/ */
 			const char *folder = NULL;
 			for (size_t n = 0; n < d12->nfile && !folder; n++) {
-				const char *p = strstr(d12->file[n].path, "/nvidia/");
+				char buf[DIST_PATH_MAX];
+				const char *p = strstr(dist_file_path(d12, &d12->file[n], buf, sizeof buf), "/nvidia/");
 				if (p && strstr(p + 8, "/lib/")) {
 					const char *e = strchr(p + 8, '/');
 					folder = arena_strndup(&s->arena, p + 8, (size_t)(e - p - 8));

@@ -643,8 +643,9 @@ enum status wheel_install_overlay(struct scan *s, struct wheel *w, const char *s
 	}
 	struct vfs *v = s->fs.vfs;
 	if (replaced) {
+		char buf[DIST_PATH_MAX];
 		for (size_t i = 0; i < replaced->nfile; i++)
-			vfs_hide(v, replaced->file[i].path);
+			vfs_hide(v, dist_file_path(replaced, &replaced->file[i], buf, sizeof buf));
 		if (replaced->meta)
 			vfs_hide(v, replaced->meta);
 	}

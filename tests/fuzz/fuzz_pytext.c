@@ -16,6 +16,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dist d;
 	memset(&d, 0, sizeof d);
 	record_parse(&a, "/site", (const char *)data, size, &d);
+	struct dist rel;	/* rows kept relative to the site, as dists_load keeps them */
+	memset(&rel, 0, sizeof rel);
+	rel.site = "/site";
+	record_parse(&a, "/site", (const char *)data, size, &rel);
+	char buf[DIST_PATH_MAX];
+	for (size_t i = 0; i < rel.nfile; i++)
+		(void)dist_file_path(&rel, &rel.file[i], buf, sizeof buf);
 	metadata_parse(&a, (const char *)data, size, &d);
 	(void)pyvenv_cfg_value(&a, text, "home");
 	(void)pyvenv_cfg_value(&a, text, "version");

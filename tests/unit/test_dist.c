@@ -13,14 +13,43 @@ static void record_lines(void)
 	static const char text[] = "pkg/a\0.so,sha256=x,3\npkg/b.py,,\n";
 	record_parse(&a, "/sp", text, sizeof text - 1, &d);
 	CHECK_INT(d.nfile, 1, "a RECORD line with a NUL byte is not used");
-	CHECK(d.nfile == 1 && str_eq(d.file[0].path, "/sp/pkg/b.py"), "the next line still is");
+	CHECK(d.nfile == 1 && str_eq(d.file[0].rel, "/sp/pkg/b.py"), "the next line still is");
 	CHECK(d.problems.n == 1 && strstr(d.problems.item[0], "line 1") != NULL,
 	      "the NUL line is reported as malformed, with its number");
+	arena_release(&a);
+}
+
+/* Rows are kept relative to the distribution's site where they lie under
+ * it (the text itself where nothing was rewritten), absolute elsewhere,
+ * and dist_file_path() gives back the absolute path either way. */
+static void record_relative(void)
+{
+	struct arena a;
+	arena_init(&a);
+	struct dist d;
+	memset(&d, 0, sizeof d);
+	d.site = "/env/site";
+	static const char text[] = "pkg/a.so,sha256=h,3\r\n\"pkg/q,\"\"x\"\"\",,\n./pkg//b.py,,\n"
+				   "../../bin/tool,,\n/abs/elsewhere.so,,\n/env/site/pkg/c.py,,\npkg/../..,,\n";
+	record_parse(&a, "/env/site", text, sizeof text - 1, &d);
+	char buf[DIST_PATH_MAX];
+	static const char *const rel[] = { "pkg/a.so", "pkg/q,\"x\"", "pkg/b.py", "/bin/tool", "/abs/elsewhere.so",
+					   "pkg/c.py", "/env" };
+	static const char *const abs[] = { "/env/site/pkg/a.so", "/env/site/pkg/q,\"x\"", "/env/site/pkg/b.py",
+					   "/bin/tool", "/abs/elsewhere.so", "/env/site/pkg/c.py", "/env" };
+	CHECK_INT(d.nfile, 7, "every row is kept");
+	for (size_t i = 0; i < d.nfile && i < 7; i++) {
+		CHECK(str_eq(d.file[i].rel, rel[i]), "row kept relative to the site where it lies under it");
+		CHECK(str_eq(dist_file_path(&d, &d.file[i], buf, sizeof buf), abs[i]), "and its absolute path");
+	}
+	CHECK(d.nfile >= 1 && str_eq(d.file[0].hash, "sha256=h") && d.file[0].size == 3, "hash and size of a CRLF row");
+	CHECK(d.problems.n == 0, "no row is malformed");
 	arena_release(&a);
 }
 
 int main(void)
 {
 	record_lines();
+	record_relative();
 	return unit_done();
 }
