@@ -196,18 +196,42 @@ struct object *objcache_get(struct objcache *c, const char *path, struct diag *d
 	return o;
 }
 
+/*
+ * The leading relative entries of DT_RELA (do-rel.h's DT_RELACOUNT) are read
+ * twice, by elf_check_tables (the loader's assertion on each, the
+ * init-array slots) and by elf_collect_refs (where each writes), and never
+ * again.  They are most of a large library's relocation bytes (7.8 MB of
+ * libtorch_cpu.so's, 8.3 MB of libcublasLt.so's): once both are done their
+ * pages leave the resident set, which is then bounded by the tables the
+ * rest of the scan still reads.
+ */
+static void forget_relative(const struct object *o)
+{
+	if (o->kind != OBJ_ELF || !o->elf_ok || !o->refs_done || o->elf.tables_pending)
+		return;
+	const struct elf_reltab *t = &o->elf.rela;
+	uint64_t ent = o->elf.is64 ? 24 : 12;
+	if (!o->elf.relacount || o->elf.relacount > t->data.len / ent)
+		return;
+	object_forget(o, (struct bytes){ .data = t->data.data, .len = (size_t)(o->elf.relacount * ent) });
+}
+
 void object_check_tables(struct objcache *c, struct object *o)
 {
-	if (o->kind == OBJ_ELF && o->elf_ok && o->elf.tables_pending)
+	if (o->kind == OBJ_ELF && o->elf_ok && o->elf.tables_pending) {
 		elf_check_tables(c->arena, &o->elf);
+		forget_relative(o);
+	}
 }
 
 const struct elf_refs *object_refs(struct objcache *c, struct object *o)
 {
 	if (!o->refs_done) {
 		o->refs_done = true;
-		if (o->kind == OBJ_ELF && o->elf_ok)
+		if (o->kind == OBJ_ELF && o->elf_ok) {
 			elf_collect_refs(c->arena, &o->elf, &o->refs);
+			forget_relative(o);
+		}
 	}
 	return &o->refs;
 }
