@@ -424,6 +424,13 @@ static void module_missing(struct advice *a, struct finding *f)
 	const char *name = val_get_str(f->fields, "missing");
 	if (!name)
 		return;
+	/* a module that is not torch: pip installs a project, whose name is
+	 * the module's only where some Requires-Dist names it (check.c) */
+	if (val_get_str(f->fields, "import")) {
+		name = val_get_str(f->fields, "project");
+		if (!name)
+			return;
+	}
 	const char *by = NULL;
 	const char *req = advice_installed_pin(a, dist_normalize(&a->s->arena, name), &by);
 	struct fix_action *x = advice_pip_install(a, req ? req : name, false, false);

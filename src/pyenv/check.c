@@ -10,6 +10,7 @@
 #include "diagnose/verdict.h"
 #include "pyenv/interpreter.h"
 #include "pyenv/providers.h"
+#include "pyenv/pyimport.h"
 #include "pyenv/selfload.h"
 
 #include <limits.h>
@@ -44,9 +45,95 @@ static const struct pkg_init *pkg_init_of(struct check_ctx *x, const struct inv_
 	return pi;
 }
 
-/* The load of io its package's import makes itself (selfload.h), or NULL. */
+/* What the import of io's package finds missing (pyimport.h), once per
+ * package: the first module-not-found finding of the package is the cause
+ * of the others. */
+struct pkg_missing {
+	struct py_missing m;
+	bool any;
+	int first;	/* the package's first finding, or -1 */
+};
 
-static const struct self_load *self_load_of(struct check_ctx *x, const struct inv_obj *io)
+static struct pkg_missing *pkg_missing_of(struct check_ctx *x, const struct inv_obj *io, const struct pkg_init *pi)
+{
+	const char *key = arena_printf(&x->s->arena, "%s/%s", io->site, io->package);
+	struct pkg_missing *pm = strmap_get(&x->pkg_missing, key);
+	if (pm)
+		return pm;
+	pm = arena_calloc(&x->s->arena, 1, sizeof *pm);
+	pm->first = -1;	/* findings are this check's own */
+	const struct pkg_missing *same = NULL;
+	for (const struct check_ctx *p = x->prev; !same && p; p = p->prev)
+		same = strmap_get(&p->pkg_missing, key);	/* the same files: resolved once */
+	if (same) {
+		pm->m = same->m;
+		pm->any = same->any;
+	} else {
+		pm->any = py_first_missing(x->s, &x->c->env, pi, &pm->m);
+	}
+	strmap_put(&x->s->arena, &x->pkg_missing, key, pm);
+	return pm;
+}
+
+/* Does some installed distribution name the project `name` in a
+ * Requires-Dist line (under any marker)?  Then that is the distribution
+ * that provides the module of that name, and pip can install it. */
+static const char *required_project(struct check_ctx *x, const char *name)
+{
+	const char *norm = dist_normalize(&x->s->arena, name);
+	const struct ptrvec *all = &x->c->inv.dists.all;
+	for (size_t i = 0; i < all->n; i++) {
+		const struct dist *d = all->item[i];
+		for (size_t k = 0; k < d->requires.n; k++) {
+			struct requirement r;
+			if (requirement_parse(&x->s->arena, d->requires.item[k], &r) && str_eq(r.norm, norm))
+				return r.name;
+		}
+	}
+	return NULL;
+}
+
+/* `import PKG` raises ModuleNotFoundError before io loads: a module it
+ * always imports is nowhere on sys.path. */
+static bool module_missing(struct check_ctx *x, struct module_verdict *v, const struct inv_obj *io,
+			   const struct pkg_init *pi)
+{
+	struct pkg_missing *pm = pkg_missing_of(x, io, pi);
+	if (!pm->any)
+		return false;
+	struct scan *s = x->s;
+	const struct py_missing *m = &pm->m;
+	struct finding *f = finding_add(&s->findings, "module-not-found", SEV_ERROR, io->path);
+	if (m->via_file)
+		finding_title(&s->findings, f, "import %s fails: %s:%d imports %s, whose %s:%d imports %s, which is "
+			      "not installed in this environment", io->package, m->file, m->line, m->import,
+			      m->via_file, m->via_line, m->name);
+	else
+		finding_title(&s->findings, f, "import %s fails: %s:%d imports %s, which is not installed in this "
+			      "environment", io->package, m->file, m->line, m->name);
+	finding_line(&s->findings, f, "Python runs the package's __init__.py before %s: ModuleNotFoundError: "
+		     "No module named '%s'", path_basename(io->path), m->name);
+	const char *project = required_project(x, m->name);
+	if (!project)
+		finding_fix(&s->findings, f, "install the distribution that provides the module %s", m->name);
+	check_set_fields(s, f, io);
+	val_set_str(&s->arena, f->fields, "missing", m->name);
+	val_set_str(&s->arena, f->fields, "import", m->import);
+	val_set_str(&s->arena, f->fields, "imported_at", arena_printf(&s->arena, "%s:%d", m->file, m->line));
+	if (m->via_file)
+		val_set_str(&s->arena, f->fields, "via", arena_printf(&s->arena, "%s:%d", m->via_file, m->via_line));
+	if (project)
+		val_set_str(&s->arena, f->fields, "project", project);
+	f->caused_by = pm->first;
+	if (pm->first < 0)
+		pm->first = f->index;
+	v->state = V_FAILS;
+	v->dlerror = arena_printf(&s->arena, "No module named '%s'", m->name);
+	v->finding_end = s->findings.list.n;
+	return true;
+}
+
+const struct self_load *check_self_load_of(struct check_ctx *x, const struct inv_obj *io)
 {
 	/* torch's own loads (_load_global_deps) are `import torch`, replayed
 	 * whole (pyenv/importctx.h): not a self-loaded library verdict */
@@ -581,7 +668,9 @@ static void torch_missing(struct check_ctx *x)
 
 /* A failure `import torch` would have prevented had it worked: a library of
  * torch's own, or one in torch's folder or an NVIDIA wheel's (it loads or
- * preloads them), or an undefined torch symbol. */
+ * preloads them), or one a package's import loads itself after importing
+ * torch (torchaudio's libtorchaudio.so: once it loads, its modules find it
+ * loaded), or an undefined torch symbol. */
 static bool torch_would_mend(struct check_ctx *x, const struct finding *f)
 {
 	const char *lib = val_get_str(f->fields, "library");
@@ -591,7 +680,7 @@ static bool torch_would_mend(struct check_ctx *x, const struct finding *f)
 		const struct ptrvec *hits = inventory_find(&x->c->inv, path_basename(lib));
 		for (size_t i = 0; hits && i < hits->n; i++) {
 			const struct inv_obj *h = hits->item[i];
-			if (check_in_torch(x, h) || strstr(h->path, "/nvidia/"))
+			if (check_in_torch(x, h) || strstr(h->path, "/nvidia/") || check_self_load_of(x, h))
 				return true;
 		}
 		return false;
@@ -652,6 +741,8 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 		v->finding_end = s->findings.list.n;
 		return;
 	}
+	if (io->is_extension && pi && module_missing(x, v, io, pi))
+		return;
 	struct process *p = &x->base;
 	const char *why = NULL;
 	bool own_first = pi && pi->torch == PKG_OWN_FIRST;
@@ -932,7 +1023,7 @@ bool check_in_focus(const struct check_options *o, const char *path)
 static const char *shadowed_by(struct check_ctx *x, const struct inv_obj *io)
 {
 	const struct pyenv *e = &x->c->env;
-	if (!io->site || !io->package || (!io->is_extension && !self_load_of(x, io)))
+	if (!io->site || !io->package || (!io->is_extension && !check_self_load_of(x, io)))
 		return NULL;
 	for (size_t i = 0; i < e->nsite && !str_eq(e->site[i], io->site); i++) {
 		const char *cand[] = { arena_printf(&x->s->arena, "%s/%s/__init__.py", e->site[i], io->package),
@@ -1066,11 +1157,11 @@ enum status check_env(struct scan *s, const char *path, const struct check_optio
 	}
 	size_t to_judge = 0, judged = 0;
 	for (size_t i = 0; i < n; i++)
-		to_judge += (order[i]->is_extension || o->libraries_too || self_load_of(x, order[i])) &&
+		to_judge += (order[i]->is_extension || o->libraries_too || check_self_load_of(x, order[i])) &&
 			    (!o->nfocus || check_in_focus(o, order[i]->path));
 	for (size_t i = 0; i < n; i++) {
 		struct inv_obj *io = order[i];
-		const struct self_load *loader = self_load_of(x, io);
+		const struct self_load *loader = check_self_load_of(x, io);
 		if (!io->is_extension && !o->libraries_too && !loader)
 			continue;
 		if (o->nfocus && !check_in_focus(o, io->path))

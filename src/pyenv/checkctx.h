@@ -25,6 +25,7 @@ struct check_ctx {
 	struct process torchp;
 	bool torch_ok;
 	struct strmap pkg_init;		/* "site/package" -> struct pkg_init * */
+	struct strmap pkg_missing;	/* "site/package" -> struct pkg_missing * (pyimport.h), read once */
 	struct cxx_index cxx;		/* exports indexed once for every explanation */
 	struct cuda_ctx cuda;		/* device code read once; the GPU target */
 	int import_fails;		/* the import-fails finding of `import torch`, or -1 */
@@ -39,6 +40,8 @@ struct check_ctx {
 void check_set_fields(struct scan *s, struct finding *f, const struct inv_obj *io);
 /* Is io one of torch's own files? */
 bool check_in_torch(const struct check_ctx *x, const struct inv_obj *io);
+/* The load of io its package's import makes itself (selfload.h), or NULL. */
+const struct self_load *check_self_load_of(struct check_ctx *x, const struct inv_obj *io);
 /* Is path at or under one of o's focus paths? */
 bool check_in_focus(const struct check_options *o, const char *path);
 

@@ -161,7 +161,7 @@ static bool py_space(unsigned char c)
  * it adds (joined to site, normalised as os.path.abspath does) when it
  * names one that exists, else NULL.  An existing file goes on sys.path too,
  * but no extension module imports from one (zipimport loads none). */
-static const char *pth_line(struct scan *s, const char *site, const char *p, size_t n)
+static const char *pth_line(struct scan *s, const char *site, const char *p, size_t n, bool *opaque)
 {
 	if (!n || p[0] == '#')
 		return NULL;
@@ -170,8 +170,12 @@ static const char *pth_line(struct scan *s, const char *site, const char *p, siz
 		k--;
 	if (!k)
 		return NULL;	/* only whitespace */
-	if ((n >= 7 && (strncmp(p, "import ", 7) == 0 || strncmp(p, "import\t", 7) == 0)) || memchr(p, '\0', k))
-		return NULL;	/* code (not run here), or a NUL (os.path.exists says no) */
+	if (n >= 7 && (strncmp(p, "import ", 7) == 0 || strncmp(p, "import\t", 7) == 0)) {
+		*opaque = true;	/* code, not run here: it may install an import hook */
+		return NULL;
+	}
+	if (memchr(p, '\0', k))
+		return NULL;	/* a NUL (os.path.exists says no) */
 	char line[PATH_MAX], joined[PATH_MAX], norm[PATH_MAX];
 	if (k >= sizeof line)
 		return NULL;
@@ -182,7 +186,11 @@ static const char *pth_line(struct scan *s, const char *site, const char *p, siz
 	else
 		path_join(site, line, joined, sizeof joined);
 	path_normalize(joined, norm, sizeof norm);
-	return is_dir(s, norm) ? arena_strdup(&s->arena, norm) : NULL;
+	if (is_dir(s, norm))
+		return arena_strdup(&s->arena, norm);
+	if (is_file(s, norm))
+		*opaque = true;	/* a file (a zip or an egg): what it holds is not listed */
+	return NULL;
 }
 
 /*
@@ -192,7 +200,8 @@ static const char *pth_line(struct scan *s, const char *site, const char *p, siz
  * is not UTF-8 stops the interpreter at startup (the decode error escapes
  * site.py: "Fatal Python error: init_import_site"): *fatal says so.
  */
-static void pth_file(struct scan *s, const char *site, const char *path, struct ptrvec *out, const char **fatal)
+static void pth_file(struct scan *s, const char *site, const char *path, struct ptrvec *out, const char **fatal,
+		     bool *opaque)
 {
 	struct mapped_file mf;
 	struct diag d;
@@ -216,7 +225,7 @@ static void pth_file(struct scan *s, const char *site, const char *path, struct 
 		size_t e = i;
 		while (e < mf.len && text[e] != '\n' && text[e] != '\r')
 			e++;
-		const char *dir = pth_line(s, site, text + i, e - i);
+		const char *dir = pth_line(s, site, text + i, e - i, opaque);
 		if (dir)
 			ptrvec_push(&s->arena, out, (void *)dir);
 		i = e + (e + 1 < mf.len && text[e] == '\r' && text[e + 1] == '\n' ? 2 : 1);
@@ -227,14 +236,14 @@ out:
 
 /* The folders the .pth files of site add to sys.path: every *.pth, in name
  * order (site.py's sorted(os.listdir())). */
-static void pth_dirs(struct scan *s, const char *site, struct ptrvec *out, const char **fatal)
+static void pth_dirs(struct scan *s, const char *site, struct ptrvec *out, const char **fatal, bool *opaque)
 {
 	struct pth_list l = { s, { 0 } };
 	if (!fs_list_dir(&s->fs, site, pth_entry, &l) || !l.names.n)
 		return;
 	sort_items(l.names.item, l.names.n, sizeof(void *), cmp_name);
 	for (size_t i = 0; i < l.names.n && !*fatal; i++)
-		pth_file(s, site, join(s, site, l.names.item[i]), out, fatal);
+		pth_file(s, site, join(s, site, l.names.item[i]), out, fatal, opaque);
 }
 
 /* sys.path after site.py: each site directory followed by what its .pth
@@ -248,7 +257,9 @@ static void add_pth_sites(struct scan *s, struct pyenv *e)
 	for (size_t i = 0; i < n; i++) {
 		add_site(s, e, orig[i]);
 		struct ptrvec extra = { 0 };
-		pth_dirs(s, orig[i], &extra, &e->startup_error);
+		bool opaque = false;
+		pth_dirs(s, orig[i], &extra, &e->startup_error, &opaque);
+		e->path_opaque |= opaque;
 		for (size_t k = 0; k < extra.n; k++) {
 			size_t before = e->nsite;
 			add_site(s, e, extra.item[k]);
@@ -370,6 +381,7 @@ static void open_venv(struct scan *s, const char *root, struct pyenv *e)
 			note(s, e, "interpreter found through pyvenv.cfg home = %s", home);
 	}
 	prefix_dirs(s, e, root, true);
+	e->path_closed = !(sys_site && str_eq(sys_site, "true"));
 	if (sys_site && str_eq(sys_site, "true") && e->python) {
 		char bin[PATH_MAX], base[PATH_MAX];
 		path_dirname(e->python, bin, sizeof bin);

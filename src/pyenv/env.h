@@ -48,6 +48,13 @@ struct pyenv {
 	struct ptrvec pth_sites;
 	const char *startup_error;	/* why the interpreter cannot start here (a .pth file that is
 					 * not UTF-8), or NULL */
+	/* sys.path may hold what site and the folders above do not list: a
+	 * .pth line that runs code (an import hook: editable installs) or
+	 * names a zip or egg file */
+	bool path_opaque;
+	/* a venv without include-system-site-packages: no user site either
+	 * (site.py), so sys.path is the stdlib, site and what .pth adds */
+	bool path_closed;
 };
 
 const char *pyenv_kind_name(enum pyenv_kind k);

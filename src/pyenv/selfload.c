@@ -5,7 +5,7 @@
 #include <limits.h>
 
 /* A compound statement the current line is inside: `if X:`, `def f():` */
-enum block_kind { B_IF, B_ELIF, B_ELSE, B_EXCEPT, B_TRY, B_BODY, B_OTHER };
+enum block_kind { B_IF, B_ELIF, B_ELSE, B_EXCEPT, B_TRY, B_TRY_ELSE, B_BODY, B_OTHER };
 
 struct block {
 	int indent;
@@ -38,6 +38,7 @@ struct reader {
 	struct strmap lib_hits;	/* "DIR\nSTEM" -> package_library()'s answer or MAP_NO */
 	struct strmap loaded;	/* the paths in out->loads */
 	struct strmap fn_index;	/* a followed file's path -> its struct strmap of fn_load */
+	int guarded;		/* reading a module its importer imports in a try or under a condition */
 };
 
 /* What one file's reading keeps: the blocks around the current line, and
@@ -703,6 +704,8 @@ static void open_block(struct reader *r, struct file_state *fs, const char *q, c
 	} else if (keyword(q, le, "else") && after_if) {
 		b.kind = B_ELSE;
 		b.truth = prev->chain == 1 ? 0 : prev->chain == 0 ? 1 : -1;
+	} else if (keyword(q, le, "else") && prev && prev->kind == B_EXCEPT) {
+		b.kind = B_TRY_ELSE;	/* runs only when the try's body raised nothing */
 	} else if (keyword(q, le, "try")) {
 		b.kind = B_TRY;	/* runs; what it raises may be caught */
 	} else if (keyword(q, le, "except") || keyword(q, le, "case")) {
@@ -1098,6 +1101,86 @@ static void op_use(struct reader *r, const struct line_at *at, const char *q, co
 	}
 }
 
+/*
+ * The absolute modules an import statement [q, le) names, each passed to
+ * add: "import a.b as c, d" names a.b and d; "from a.b import c" names a.b
+ * (c may be a module or a name in it); relative imports and __future__
+ * name none.
+ */
+static void absolute_imports(const char *q, const char *le, void (*add)(void *, const char *, size_t), void *arg)
+{
+	const char *p;
+	bool from = keyword(q, le, "from");
+	if (from)
+		p = skip_ws(q + 4, le);
+	else if (keyword(q, le, "import"))
+		p = skip_ws(q + 6, le);
+	else
+		return;
+	for (;;) {
+		const char *m = p;
+		while (p < le && (ident_char(*p) || *p == '.'))
+			p++;
+		if (p == m || *m == '.' || !ident_char(*m) || (*m >= '0' && *m <= '9'))
+			return;
+		if (!(from && p - m == 10 && strncmp(m, "__future__", 10) == 0))
+			add(arg, m, (size_t)(p - m));
+		if (from)
+			return;
+		p = skip_ws(p, le);
+		if (keyword(p, le, "as")) {
+			p = skip_ws(p + 2, le);
+			while (p < le && ident_char(*p))
+				p++;
+			p = skip_ws(p, le);
+		}
+		if (p >= le || *p != ',')
+			return;
+		p = skip_ws(p + 1, le);
+	}
+}
+
+struct import_sink {
+	struct arena *a;
+	struct pkg_import *out;
+	size_t n, max;
+	const char *file;
+	int line;
+	const char *skip;	/* a top-level name not to record (the package itself), or NULL */
+};
+
+static void sink_add(void *arg, const char *m, size_t n)
+{
+	struct import_sink *k = arg;
+	size_t top = 0;
+	while (top < n && m[top] != '.')
+		top++;
+	if (k->n >= k->max || (k->skip && strlen(k->skip) == top && strncmp(k->skip, m, top) == 0))
+		return;
+	k->out[k->n++] = (struct pkg_import){ arena_strndup(k->a, m, n), k->file, k->line };
+}
+
+size_t py_module_imports(struct arena *a, const char *text, size_t len, const char *file, struct pkg_import *out,
+			 size_t max)
+{
+	struct import_sink k = { a, out, 0, max, file, 0, NULL };
+	int brackets = 0;
+	char triple = 0;
+	const char *end = text + len;
+	for (const char *ls = text; ls < end && k.n < max;) {
+		const char *le = memchr(ls, '\n', (size_t)(end - ls));
+		if (!le)
+			le = end;
+		k.line++;
+		bool continued = triple || brackets > 0;
+		scan_line(ls, le, &brackets, &triple);
+		if (!continued)
+			absolute_imports(ls, le, sink_add, &k);
+		ls = le + 1;
+	}
+	return k.n;
+}
+
 /* One statement line the import runs (runs: 1, or -1 under cond). */
 static void statement(struct reader *r, struct file_state *fs, const struct line_at *at, int depth, int runs,
 		      const struct block *cond)
@@ -1124,7 +1207,25 @@ static void statement(struct reader *r, struct file_state *fs, const struct line
 		r->out->order_file = at->file;
 		r->out->order_line = at->lineno;
 	}
+	bool in_try = false, after_try = false;
+	for (size_t i = 0; i < fs->nblock; i++) {
+		in_try |= fs->block[i].kind == B_TRY;
+		after_try |= fs->block[i].kind == B_TRY_ELSE;
+	}
+	if (runs > 0 && !in_try && !after_try && !r->guarded) {
+		if (!r->out->imports)
+			r->out->imports = arena_calloc(&r->s->arena, PKG_MAX_IMPORTS, sizeof *r->out->imports);
+		struct import_sink k = { &r->s->arena, r->out->imports, r->out->nimports, PKG_MAX_IMPORTS,
+					 at->file, at->lineno, r->package };
+		absolute_imports(q, le, sink_add, &k);
+		r->out->nimports = k.n;
+	}
+	/* the package's own modules this line imports: what they import runs
+	 * for sure only when this line does */
+	int guard = runs < 0 || in_try || after_try;
+	r->guarded += guard;
 	own_import(r, fs, q, le, at->dir, at->file, at->lineno, depth);
+	r->guarded -= guard;
 	struct self_load sl;
 	memset(&sl, 0, sizeof sl);
 	sl.file = at->file;

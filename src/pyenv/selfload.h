@@ -72,6 +72,17 @@ struct self_load {
 	int caught_line;
 };
 
+/* An absolute import the import of a package runs for sure: outside any
+ * try, under no condition abiscope cannot decide, and not reached through
+ * an import of its own modules that is in a try or under a condition. */
+struct pkg_import {
+	const char *module;	/* as written: "torch.utils.cpp_extension", "setuptools" */
+	const char *file;	/* where (relative to the site folder), and its line */
+	int line;
+};
+
+#define PKG_MAX_IMPORTS 256
+
 struct pkg_init {
 	enum pkg_torch_order torch;
 	bool imports_torch;		/* the import runs an `import torch` somewhere */
@@ -96,7 +107,18 @@ struct pkg_init {
 	const char *op_use_file;
 	int op_use_line;
 	size_t op_use_after;		/* loads[0, op_use_after) come before it */
+	/* the absolute imports of other top-level modules (not the package's
+	 * own) it runs for sure, in order, at most PKG_MAX_IMPORTS */
+	struct pkg_import *imports;
+	size_t nimports;
 };
+
+/* The module-level imports of Python source text: statements at column 0
+ * (so in no block: they always run, unless something above raises),
+ * outside strings and brackets; absolute modules only, at most max, each
+ * with file as given and its line.  Returns how many. */
+size_t py_module_imports(struct arena *a, const char *text, size_t len, const char *file, struct pkg_import *out,
+			 size_t max);
 
 /* Reads <site>/<package>/__init__.py and the modules of the package it
  * imports, into out (zeroed first). */
