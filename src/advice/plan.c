@@ -393,10 +393,36 @@ static struct fix_action *torch_change(struct advice *a, struct plan_state *ps, 
 	return x;
 }
 
-/* Is every finding of a cause about a package the change fixes (a module,
- * or a library its package loads itself)? */
-static bool cause_in_fixed(const struct plan_state *ps, const struct plan_cand *cand, const struct cause *c)
+/* A package's own library off its own module's path, which nothing loads
+ * first (neither its package's import nor torch's): a defect of that
+ * release's files (torchaudio 2.9's pybind11_prefixctc.so and
+ * libctc_prefix_decoder.so), there whatever torch is installed. */
+static bool own_library_off_path(const struct finding *f)
 {
+	if (!str_eq(f->id, "library-off-path"))
+		return false;
+	const struct value *loads = val_get(f->fields, "package_loads_it");
+	const struct value *torch = val_get(f->fields, "torch_preloads_it");
+	const struct value *at = val_get(f->fields, "found_at");
+	const char *d = val_get_str(f->fields, "distribution");
+	if (!d || (loads && loads->kind == VAL_BOOL && loads->u.b) || (torch && torch->kind == VAL_BOOL && torch->u.b) ||
+	    !at || at->kind != VAL_ARR || !at->u.list.n)
+		return false;
+	const char *from = val_get_str(at->u.list.item[0], "distribution");
+	return from && str_eq(from, d);
+}
+
+/* Is every finding of a cause about a package the change fixes (a module,
+ * or a library its package loads itself), and one a torch change can mend?
+ * A package's own library off its path is not, where the change leaves
+ * that package's files as they are; where it moves the package, the new
+ * release's files decide, and *own_path says the cause's own action (the
+ * folder on the path) goes into the plan beside the change (torchaudio
+ * 2.10 -> 2.9.1 keeps the defect). */
+static bool cause_in_fixed(const struct plan_state *ps, const struct plan_cand *cand, const struct cause *c,
+			   bool *own_path)
+{
+	*own_path = false;
 	if (!cand)
 		return false;
 	size_t n = 0;
@@ -406,12 +432,18 @@ static bool cause_in_fixed(const struct plan_state *ps, const struct plan_cand *
 		const char *pkg = val_get_str(f->fields, "package");
 		if (!d && !pkg)
 			continue;
-		bool in = false;
-		for (size_t i = 0; i < ps->npkg && !in; i++)
-			in = cand->fixes_pkg[i] && (d ? str_eq(ps->pkg[i].name, d)
-						      : ps->pkg[i].folder && str_eq(ps->pkg[i].folder, pkg));
-		if (!in)
+		size_t at = ps->npkg;
+		for (size_t i = 0; i < ps->npkg && at == ps->npkg; i++)
+			if (cand->fixes_pkg[i] && (d ? str_eq(ps->pkg[i].name, d)
+						     : ps->pkg[i].folder && str_eq(ps->pkg[i].folder, pkg)))
+				at = i;
+		if (at == ps->npkg)
 			return false;
+		if (own_library_off_path(f)) {
+			if (!cand->move_to[at])
+				return false;	/* its files stay as they are: the cause keeps its own action */
+			*own_path = true;
+		}
 		n++;
 	}
 	return n > 0;
@@ -476,6 +508,35 @@ static const char *cand_text(struct advice *a, const struct plan_state *ps, cons
 			    *why ? arena_printf(ar, ": the torch %s binds", why) : "", n ? "; moves " : "", moved, re);
 }
 
+/*
+ * Files no RECORD lists, in the folder of a distribution the change
+ * reinstalls because its files are another release's (copied from another
+ * host): a reinstall rewrites the files its RECORD lists and leaves these,
+ * and they were copied with the rest.  Only those that fail to load today
+ * are removed (nothing that works can need one), each once; returns how many.
+ */
+static size_t remove_strays(struct advice *a, struct plan_state *ps, const struct plan_cand *cand)
+{
+	struct arena *ar = &a->s->arena;
+	size_t n = 0;
+	for (size_t i = 0; i < a->c->nv; i++) {
+		const struct module_verdict *v = &a->c->v[i];
+		const struct inv_obj *io = v->io;
+		if (v->state != V_FAILS || io->dist || io->in_stdlib)
+			continue;
+		/* its package: the distribution owning its folder (read_packages) */
+		size_t k = (size_t)(intptr_t)strmap_get(&ps->by_path, io->path);
+		const struct plan_pkg *p = k ? &ps->pkg[k - 1] : NULL;
+		if (!p || !p->dist || !cand->move_to[k - 1] || !p->version || version_cmp(p->version, cand->move_to[k - 1]))
+			continue;
+		struct fix_action *x = fix_action_new(ar, FIX_REMOVE_PATH);
+		x->path = io->path;
+		plan_add(a, x);
+		n++;
+	}
+	return n;
+}
+
 void plan_build(struct advice *a, const struct check_options *o, bool model_check)
 {
 	struct arena *ar = &a->s->arena;
@@ -518,6 +579,11 @@ void plan_build(struct advice *a, const struct check_options *o, bool model_chec
 		plan_add(a, change);
 		p->summary = cand_text(a, ps, cand);
 		p->guess = cand->index_url != NULL;	/* the variant index is not read here */
+		size_t strays = remove_strays(a, ps, cand);
+		if (strays)
+			p->summary = arena_printf(ar, "%s; removes %zu file%s no RECORD lists from %s folder, which fail%s to "
+						      "load (a reinstall leaves them)", p->summary, strays,
+						  strays == 1 ? "" : "s", strays == 1 ? "its" : "their", strays == 1 ? "s" : "");
 	}
 	/* which causes the change removes; the others keep their own actions */
 	struct ptrvec left = { 0 };
@@ -525,12 +591,18 @@ void plan_build(struct advice *a, const struct check_options *o, bool model_chec
 		struct cause *c = a->cs->list.item[i];
 		if (c->severity != SEV_ERROR || c->driver)
 			continue;
-		if (change && cause_in_fixed(ps, cand, c)) {
+		bool own_path;
+		if (change && cause_in_fixed(ps, cand, c, &own_path)) {
 			ptrvec_push(ar, &p->fixes, c);
 			ptrvec_push(ar, &ps->by_change, c);
 			ptrvec_push(ar, &c->actions, change);
+			for (size_t k = 0; own_path && k < c->lead->actions.n; k++) {
+				/* the new release's files may keep the defect: its folder on the path too */
+				plan_add(a, c->lead->actions.item[k]);
+				ptrvec_push(ar, &c->actions, c->lead->actions.item[k]);
+			}
 			c->fix = arena_printf(ar, "%s (one change for this cause and the others it removes: %s)",
-					      change->command, p->summary);
+					      own_path ? fix_actions_command(ar, &c->actions) : change->command, p->summary);
 			continue;
 		}
 		ptrvec_push(ar, &left, c);

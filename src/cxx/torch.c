@@ -245,9 +245,16 @@ const char *torch_dir_near(struct arena *a, const struct fsview *fs, const char 
 	return NULL;
 }
 
+/* b is stem's library: stem then '.' or '_' (libtorch.so, libtorch_cuda.so;
+ * not libtorchaudio.so, torchaudio's own, nor libtorchcodec_core.so) */
+static bool is_stem(const char *b, const char *stem)
+{
+	size_t n = strlen(stem);
+	return strncmp(b, stem, n) == 0 && (b[n] == '.' || b[n] == '_');
+}
+
 bool torch_is_torch_library(const char *path)
 {
 	const char *b = path_basename(path);
-	return strstr(path, "/torch/lib/") || str_starts(b, "libc10") || str_starts(b, "libtorch") ||
-	       str_starts(b, "libshm");
+	return strstr(path, "/torch/lib/") || is_stem(b, "libc10") || is_stem(b, "libtorch") || is_stem(b, "libshm");
 }

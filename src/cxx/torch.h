@@ -72,7 +72,8 @@ const char *torch_dir_of(struct arena *a, const char *path);
  * most max_up levels): the torch a package in the same site-packages sees. */
 const char *torch_dir_near(struct arena *a, const struct fsview *fs, const char *path, int max_up);
 
-/* True for a library torch ships (libc10*.so, libtorch*.so, libshm.so...). */
+/* True for a library torch ships (libc10.so, libc10_cuda.so, libtorch.so,
+ * libtorch_*.so, libshm.so, or any file in torch/lib): not libtorchaudio.so. */
 bool torch_is_torch_library(const char *path);
 
 #endif

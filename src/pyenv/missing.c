@@ -296,6 +296,9 @@ void check_explain_missing(struct check_ctx *x, struct finding *lnf, const struc
 					torch_preloads = true;
 			}
 		val_set_bool(a, f->fields, "torch_preloads_it", torch_preloads);
+		/* its package's import loads it first: once that load works, the
+		 * requester finds it loaded (a loaded object matches by soname) */
+		val_set_bool(a, f->fields, "package_loads_it", check_self_load_of(x, h) != NULL);
 		if (torch_preloads)
 			finding_line(&s->findings, f, "`import torch` preloads this file; importing torch first "
 						      "makes the SONAME already loaded");

@@ -58,6 +58,45 @@ expect_eq "$(py t210 "(P['checked'], len(P['fixes']), P['summary'].startswith('t
 	"('model', 2, True)" "t210: both causes (the CUDA 12 library and the symbol break) fold into it"
 rules t291
 rules t210
+# a package's own library off its module's path stays there whatever torch is
+# installed: that cause keeps its own action beside the change (torchaudio
+# 2.9's pybind11_prefixctc.so: the fix oracle's partial-unsaid plans)
+CUDA_HOME=$FX/ml/cuda check_json t210own "$FX/ml/t210own"
+expect_eq "$(py t210own "[(a['action'], a.get('requirements') or a.get('path', '').split('site-packages/')[-1]) for a in P['actions']]")" \
+	"[('pip-install', ['torch==2.9.1']), ('add-library-path', 'sgl_kernel/lib')]" \
+	"t210own: the torch change, and the own library's folder on the path (not folded into the change)"
+expect_eq "$(py t210own "[c['fix_actions'][0]['action'] for c in C if 'libown.so' in c['title']]")" "['add-library-path']" \
+	"t210own: the own library's cause keeps its own action"
+expect_eq "$(py t210own "(P['checked'], P['remaining'])")" "('model', [])" \
+	"t210own: the model checks the plan with both changes and nothing remains"
+# the real loader: the module fails without the folder on the path, loads with it
+own=$FX/ml/t210own/$SP/sgl_kernel/_own.abi3.so
+"$DRIVER" --out "$FX/own-before.json" "$own" >/dev/null 2>&1
+LD_LIBRARY_PATH=$FX/ml/t210own/$SP/sgl_kernel/lib "$DRIVER" --out "$FX/own-after.json" "$own" >/dev/null 2>&1
+expect_eq "$(python3 -c "import json; print(json.load(open('$FX/own-before.json'))['loads'], json.load(open('$FX/own-after.json'))['loads'])")" \
+	"False True" "t210own, the real loader: _own fails, and loads with the plan's library path"
+rules t210own
+# torch 2.10 beside torchaudio 2.9.1: keep torch, move the minority to the
+# release built for it (torchaudio's libtorchaudio.so is its own library, not
+# one of torch's libtorch*.so)
+CUDA_HOME=$FX/ml/cuda check_json t210ta "$FX/ml/t210ta"
+expect_eq "$(py t210ta "([a['requirements'] for a in P['actions']], P['checked'], P['summary'].split(';')[0])")" \
+	"([['torchaudio==2.10.0']], 'model', 'keeps torch 2.10.0+cu130')" \
+	"t210ta: keeps torch and installs the torchaudio built for it (its own Requires-Dist pins torch 2.10.0)"
+expect_eq "$(py t210ta "[c['fix_actions'] == P['actions'] for c in C if c['severity'] == 'error']")" "[True]" \
+	"t210ta: the symbol break's fix is that change"
+rules t210ta
+# files copied from another host over a torchvision whose metadata is the
+# right release: reinstall it, and remove what the copy added that no RECORD
+# lists (a reinstall leaves it) and that fails to load
+CUDA_HOME=$FX/ml/cuda check_json t291tv "$FX/ml/t291tv"
+expect_eq "$(py t291tv "[(a['action'], a.get('requirements') or a['path'].split('site-packages/')[-1]) for a in P['actions']]")" \
+	"[('pip-install', ['torchvision==0.24.1']), ('remove-path', 'torchvision/_C_stable.so')]" \
+	"t291tv: reinstall torchvision 0.24.1 and remove the copied _C_stable.so"
+expect_eq "$(py t291tv "(P['actions'][0]['force_reinstall'], P['actions'][0]['no_deps'], P['checked'], P['remaining'])")" \
+	"(True, True, 'model', [])" "t291tv: a reinstall without its dependencies, checked by the model"
+expect_contains "$(py t291tv "P['summary']")" "removes 1 file no RECORD lists from its folder" "t291tv: the plan says so"
+rules t291tv
 
 # ---- 2. installed off the loader's path: the search path, not pip
 CUDA_HOME=$FX/cuda-13.0 $ABISCOPE check --json --assume-driver "$FX/toolkit" >"$FX/toolkit.json" 2>"$FX/toolkit.err"
