@@ -1189,8 +1189,18 @@ def one_case(c, opts):
         print(f"# {c['name']}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
 
 
+KNOWN_FLAGS = {"--baseline", "--keep", "--save-as", "--markdown", "--notes", "--failures", "--table", "--compare",
+               "--chroot", "--first-only", "--reverse"}
+
+
 def main(argv):
     flags = [a for a in argv if a.startswith("--")]
+    if "-h" in argv or "--help" in argv:
+        print(__doc__)
+        return 0
+    unknown = [f for f in flags if f not in KNOWN_FLAGS]
+    if unknown:
+        sys.exit(f"fixoracle.py: unknown option {unknown[0]} (--help lists them)")
     md_out = argv[argv.index("--markdown") + 1] if "--markdown" in argv else None
     notes_out = argv[argv.index("--notes") + 1] if "--notes" in argv else None
     fail_out = argv[argv.index("--failures") + 1] if "--failures" in argv else None
