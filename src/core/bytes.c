@@ -71,6 +71,12 @@ bool bytes_cstr(const struct bytes *b, uint64_t off, const char **out, size_t *l
 	if (off >= b->len)
 		return false;
 	const uint8_t *start = b->data + off;
+	if (!len && b->data[b->len - 1] == 0) {
+		/* a string table that ends in a NUL (every linker's) terminates
+		 * every string in it: no scan for the caller that reads it anyway */
+		*out = (const char *)start;
+		return true;
+	}
 	const uint8_t *nul = memchr(start, 0, b->len - (size_t)off);
 	if (!nul)
 		return false;

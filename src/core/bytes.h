@@ -49,8 +49,9 @@ bool bytes_word(const struct bytes *b, uint64_t off, bool is64, uint64_t *out);
 
 /*
  * The NUL-terminated string starting at off, proven terminated inside the
- * window.  *len (optional) receives strlen.  False when off is outside or
- * no NUL follows before the end of the window.
+ * window (a window whose last byte is NUL proves it without a scan, when
+ * len is NULL).  *len (optional) receives strlen.  False when off is
+ * outside or no NUL follows before the end of the window.
  */
 bool bytes_cstr(const struct bytes *b, uint64_t off, const char **out, size_t *len);
 

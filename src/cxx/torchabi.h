@@ -64,6 +64,7 @@ struct torchabi {
 	uint64_t *key;
 	uint32_t *val;
 	size_t mask;
+	unsigned slot_shift;	/* a hash's slot is its top bits: h >> slot_shift */
 };
 
 /* Decodes an index in b (name for messages).  ST_MALFORMED with the offset

@@ -263,6 +263,9 @@ struct ref_builder {
 	/* per symbol, decoded once: SYM_UNSEEN, SYM_SKIP (binds in place) or
 	 * SYM_LOOKUP (an undefined global the loader must look up) */
 	uint8_t *symkind;
+	/* per symbol: 1 once check_symbol_reads found everything it reads in
+	 * place (that depends on the symbol alone): not decoded again */
+	uint8_t *sym_reads_ok;
 	uint32_t *slot[3];	/* per class: symidx -> ref index + 1 */
 	struct elf_refs *out;
 	size_t cap;
@@ -549,6 +552,13 @@ static bool check_write(struct ref_builder *rb, struct elf_reloc_stop *st, const
  * taken to be outside the loader's heap (a guess about the layout). */
 #define VERSION_SLOTS_FAR 16384u
 
+static bool sym_reads_ok(struct ref_builder *rb, uint32_t sym)
+{
+	if (sym < rb->ef->nsyms)
+		rb->sym_reads_ok[sym] = 1;
+	return true;
+}
+
 /* Before the lookup: elf_dynamic_do_Rela reads the DT_VERSYM entry, and
  * RESOLVE_MAP the symbol, its name and its l_versions slot.  true when the
  * entry gets that far. */
@@ -556,6 +566,8 @@ static bool check_symbol_reads(struct ref_builder *rb, struct elf_reloc_stop *st
 {
 	const struct elf_file *ef = rb->ef;
 	uint64_t gap;
+	if (e->sym < ef->nsyms && rb->sym_reads_ok[e->sym])
+		return true;
 	if (ef->has_versym_tag && e->sym >= ef->nsyms &&
 	    !elf_image_covers(ef, ef->versym_vaddr + (uint64_t)e->sym * 2, 2, &gap)) {
 		stop_set(rb, st, e, 11, arena_printf(rb->a, "reads the DT_VERSYM entry of symbol %u, outside its memory",
@@ -579,7 +591,7 @@ static bool check_symbol_reads(struct ref_builder *rb, struct elf_reloc_stop *st
 	struct elf_sym s;
 	if (!elf_sym(ef, e->sym, &s) || s.bind == STB_LOCAL_ || s.visibility == STV_HIDDEN_ ||
 	    s.visibility == STV_INTERNAL_)
-		return true;	/* binds in place: nothing more is read */
+		return sym_reads_ok(rb, e->sym);	/* binds in place: nothing more is read */
 	if (s.name_fault) {
 		stop_set(rb, st, e, 11, arena_printf(rb->a, "reads the name of symbol %u outside its memory", e->sym),
 			 ef->strtab_vaddr, NULL);
@@ -599,7 +611,7 @@ static bool check_symbol_reads(struct ref_builder *rb, struct elf_reloc_stop *st
 			 0, NULL);
 		return false;
 	}
-	return true;
+	return sym_reads_ok(rb, e->sym);
 }
 
 /* After the lookup: the type switch, the IRELATIVE call, the write. */
@@ -757,6 +769,7 @@ void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_ref
 	if (!ef->nsyms && !(ef->has_symtab_tag && rela_modelled(ef)))
 		return;
 	rb.symkind = arena_calloc(a, ef->nsyms ? ef->nsyms : 1, sizeof *rb.symkind);
+	rb.sym_reads_ok = arena_calloc(a, ef->nsyms ? ef->nsyms : 1, sizeof *rb.sym_reads_ok);
 	walk_kind(&rb, &ef->rel, ef->relcount, !ef->jmprel_is_rela);
 	walk_kind(&rb, &ef->rela, ef->relacount, ef->jmprel_is_rela);
 	/* Processing order, once: a reference first deferred and later needed

@@ -191,6 +191,28 @@ def run(tmp):
     ok(r.returncode == 3 and "bad.idx" in r.stderr and "more sets and symbols than the file holds" in r.stderr,
        f"counts the file cannot hold ({len(claims)} bytes claiming 2^24 sets): an error, nothing allocated", r.stderr)
 
+    # hashes that crowd together (1, 2, 3 ... 200,000: each a slot's neighbour): a table of them
+    # probes quadratically; refused once the probes pass a linear bound, with the offset
+    def uvarint(v):
+        out = bytearray()
+        while True:
+            b = v & 0x7f
+            v >>= 7
+            out.append(b | (0x80 if v else 0))
+            if not v:
+                return bytes(out)
+    n = 200000
+    strings = b"9.0.0\0w\0s\0l\0"
+    crowd = (b"ABTORCH\0" + (2).to_bytes(2, "little") + (48).to_bytes(2, "little") +
+             b"".join(x.to_bytes(4, "little") for x in (1, 1, n, len(strings), 0)) +
+             b"".join(x.to_bytes(4, "little") for x in (0, 6, 8, 10, n)) + bytes([12, 1]) +
+             (62).to_bytes(2, "little") + strings + b"\x01" + uvarint(n) + b"\x01" * n)
+    open(bad, "wb").write(crowd)
+    r = subprocess.run([ABISCOPE, "torch-compat", "--index", bad, exts["needs_common"]], capture_output=True,
+                       text=True, timeout=120)
+    ok(r.returncode == 3 and "bad.idx" in r.stderr and "crowd together" in r.stderr,
+       "an index of 200,000 adjacent hashes is refused (they are no hashes of names)", r.stderr)
+
     # one release, two machines: an aarch64 wheel of 9.0.0 that is a CPU build
     # (PyPI's aarch64 torch 2.9.1 is, its x86_64 twin CUDA 12) and lacks the
     # CUDA symbol.  The libraries are this machine's with e_machine set to
