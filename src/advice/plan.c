@@ -515,9 +515,35 @@ static const char *cand_text(struct advice *a, const struct plan_state *ps, cons
  * and they were copied with the rest.  Only those that fail to load today
  * are removed (nothing that works can need one), each once; returns how many.
  */
+/* The warning of binaries no RECORD owns (envfind.c), when the strays
+ * removed are every one it lists: those removals are its actions too, so
+ * the plan mends it and the text does not ask whether they were copied
+ * in by hand. */
+static void strays_mend_unowned(struct advice *a, const struct ptrvec *removed)
+{
+	struct arena *ar = &a->s->arena;
+	for (size_t i = 0; i < a->cs->list.n; i++) {
+		struct cause *c = a->cs->list.item[i];
+		const struct value *un = val_get(c->lead->fields, "unowned");
+		if (c->severity != SEV_WARNING || !str_eq(c->lead->id, "record-mismatch") || !un || un->kind != VAL_ARR ||
+		    !un->u.list.n || un->u.list.n != removed->n)
+			continue;
+		bool all = true;
+		for (size_t k = 0; k < un->u.list.n && all; k++) {
+			bool hit = false;
+			for (size_t j = 0; j < removed->n && !hit; j++)
+				hit = str_eq(un->u.list.item[k]->u.s, ((const struct fix_action *)removed->item[j])->path);
+			all = hit;
+		}
+		for (size_t j = 0; all && j < removed->n; j++)
+			ptrvec_push(ar, &c->actions, removed->item[j]);
+	}
+}
+
 static size_t remove_strays(struct advice *a, struct plan_state *ps, const struct plan_cand *cand)
 {
 	struct arena *ar = &a->s->arena;
+	struct ptrvec removed = { 0 };
 	size_t n = 0;
 	for (size_t i = 0; i < a->c->nv; i++) {
 		const struct module_verdict *v = &a->c->v[i];
@@ -531,9 +557,13 @@ static size_t remove_strays(struct advice *a, struct plan_state *ps, const struc
 			continue;
 		struct fix_action *x = fix_action_new(ar, FIX_REMOVE_PATH);
 		x->path = io->path;
+		fix_action_finish(ar, x);	/* the warning it mends carries this one (plan_add keeps a copy) */
 		plan_add(a, x);
+		ptrvec_push(ar, &removed, x);
 		n++;
 	}
+	if (n)
+		strays_mend_unowned(a, &removed);
 	return n;
 }
 

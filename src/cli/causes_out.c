@@ -95,7 +95,11 @@ void render_cause_text_in_plan(const struct term *t, struct arena *a, const stru
 			       bool verbose, const char *fix_note, size_t max_lines)
 {
 	size_t nlines = max_lines ? max_lines : LINES_DEFAULT;
+	/* under a plan the header says the fix: without -v, one other finding
+	 * of another kind is said (a CUDA major beside a missing library), and
+	 * more of the lead's own kind (other symbols) are counted */
 	size_t nalso = fix_note ? 1 : 2;
+	bool count_same = fix_note && !verbose;
 	const struct finding *f = c->lead;
 	const char *num = number ? arena_printf(a, "%d. ", number) : "";
 	const char *title = f->title ? f->title : "";
@@ -122,7 +126,7 @@ void render_cause_text_in_plan(const struct term *t, struct arena *a, const stru
 		shown++;
 	}
 	/* other symbols of the same torch, other findings about the same library */
-	size_t more = 0;
+	size_t more = 0, said = 0;	/* other findings, and those said */
 	for (size_t i = 0; i < c->roots.n; i++) {
 		const struct finding *r = c->roots.item[i];
 		if (r == f)
@@ -136,20 +140,19 @@ void render_cause_text_in_plan(const struct term *t, struct arena *a, const stru
 		if (dup || (str_eq(r->id, f->id) && same_text(val_get_str(r->fields, "symbol"),
 								 val_get_str(f->fields, "symbol"))))
 			continue;
-		if (!verbose && more >= nalso) {
-			more++;
-			continue;
-		}
 		more++;
+		if (!verbose && (said >= nalso || (count_same && str_eq(r->id, f->id))))
+			continue;
+		said++;
 		fprintf(t->out, "%salso: %s[%s]%s %s\n", pad, sev_col(t, r->severity), r->id, c_reset(t),
 			r->title ? one_line(r->title) : "");
 		if (r->fix && !same_text(r->fix, f->fix) && !c->fix)	/* a cause's own fix replaces the alternatives */
 			fprintf(t->out, "%s      %sor fix:%s %s\n", pad, c_green(t), c_reset(t), one_line(r->fix));
 	}
-	if (!verbose && more > nalso)
-		fprintf(t->out, "%s... and %zu more of this cause (-v shows them)\n", pad, more - nalso);
+	if (more > said)
+		fprintf(t->out, "%s... and %zu more of this cause (-v shows them)\n", pad, more - said);
 	const char *fix = fix_note ? fix_note : c->fix ? c->fix : f->fix;
-	if (fix)
+	if (fix && !(fix_note && !verbose))	/* "the change above" repeats what the numbering says */
 		fprintf(t->out, "%s%sfix:%s %s\n", pad, c_green(t), c_reset(t), one_line(fix));
 	bool any_module = false;
 	for (size_t i = 0; i < c->members.n && !any_module; i++)

@@ -170,7 +170,7 @@ static void print_env_header(const struct term *t, const struct env_check *c, bo
 }
 
 /* A library its package's import loads itself: where, and what its failure costs. */
-static void print_self_loaded(const struct term *t, const struct module_verdict *v)
+static void print_self_loaded(const struct term *t, const struct module_verdict *v, bool verbose)
 {
 	const struct self_load *sl = v->loaded_by;
 	fprintf(t->out, "   %s%s%s  %s: loaded at %s:%d", c_bold(t), display_name(v), c_reset(t),
@@ -183,7 +183,8 @@ static void print_self_loaded(const struct term *t, const struct module_verdict 
 	fputc('\n', t->out);
 	if (v->state != V_FAILS)
 		return;
-	if (v->dlerror)
+	/* the causes above say the error (its ImportError line); -v repeats it here */
+	if (v->dlerror && (verbose || v->finding_first == v->finding_end))
 		fprintf(t->out, "      %sdlerror: %s%s\n", c_dim(t), one_line(v->dlerror), c_reset(t));
 	if (v->consequence)
 		fprintf(t->out, "      %s\n", one_line(v->consequence));
@@ -231,7 +232,7 @@ static void print_env_detail(struct scan *s, const struct term *t, const struct 
 				if (v->state == V_OK && !v->gpu_fails && !v->guess && !verbose)
 					continue;
 				if (v->loaded_by) {
-					print_self_loaded(t, v);
+					print_self_loaded(t, v, true);
 					if (v->state == V_FAILS)
 						render_finding_roots(t, &s->findings, v->finding_first, v->finding_end, verbose);
 					continue;
@@ -789,7 +790,7 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 			c_reset(t), c->nfail_self, c->nself);
 		for (size_t k = 0; k < c->nv; k++)
 			if (c->v[k].loaded_by && c->v[k].state == V_FAILS)
-				print_self_loaded(t, &c->v[k]);
+				print_self_loaded(t, &c->v[k], false);
 		fputc('\n', t->out);
 	}
 	if (verbose) {

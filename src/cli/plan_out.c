@@ -1,7 +1,11 @@
 #include "cli/plan_out.h"
 #include "cli/termsafe.h"
 
-#define PLANNED_SHOWN 3	/* causes the plan's change removes, said in full without -v */
+/* Causes the plan's change removes, said without -v (each in at most
+ * PLANNED_LINES lines under its title): the plan names them by number, and
+ * the rest are counted; so three failing packages fit 45 lines. */
+#define PLANNED_SHOWN 2
+#define PLANNED_LINES 4
 
 /* The numbers the text gives the causes of shown (render_check_causes: the
  * driver and notes are not numbered), by key, made once. */
@@ -124,10 +128,21 @@ static bool listed_in(const struct causes *list, const struct cause *c)
 	return false;
 }
 
-/* A cause the plan's change removes: advice sets its fix to that change. */
+/* A cause the plan's change removes: advice sets its fix to that change;
+ * or a warning whose own actions the plan takes (a reinstall the change
+ * makes anyway): its fix line would repeat the plan's. */
 static bool removed_by_change(const struct plan *p, const struct cause *c)
 {
-	return p && p->actions.n && c->fix;
+	if (!p || !p->actions.n)
+		return false;
+	if (c->fix)
+		return true;
+	if (c->severity != SEV_WARNING || !c->actions.n)
+		return false;
+	for (size_t i = 0; i < p->fixes.n; i++)
+		if (p->fixes.item[i] == c)
+			return true;
+	return false;
 }
 
 void render_check_causes(const struct term *t, struct arena *a, const struct check_causes_view *v)
@@ -174,7 +189,7 @@ void render_check_causes(const struct term *t, struct arena *a, const struct che
 			}
 			planned_shown += planned;
 			render_cause_text_in_plan(t, a, c, num, v->verbose, planned ? "the change above" : NULL,
-						  planned ? 4 : sev == SEV_ERROR ? 0 : 2);
+						  planned ? PLANNED_LINES : sev == SEV_ERROR ? 0 : 2);
 		}
 		if (planned_more)
 			fprintf(t->out, "%s%d. ... and %zu more cause%s the change above removes (-v says %s)\n",

@@ -209,7 +209,7 @@ void cxx_explain_undefined(struct findings *L, struct finding *f, const struct n
 			finding_line(L, f, "%s was built against a torch with _GLIBCXX_USE_CXX11_ABI=%s; the installed %s uses %s",
 				     req, flavour_word(r->want_abi), c->torch_version,
 				     flavour_word(c->torch_cxx11_abi >= 0 ? c->torch_cxx11_abi : r->have_abi));
-		else
+		else if (r->cause != NM_CAUSE_UNKNOWN)	/* whose cause line says "built against a newer torch" */
 			finding_line(L, f, "%s was built against a different torch than the installed %s", req,
 				     c->torch_version);
 	}
