@@ -723,11 +723,19 @@ size_t elf_version_slots(struct arena *a, const struct elf_file *ef, struct elf_
 
 /* ---- hash tables and symbol count ---- */
 
+/* dl_new_hash: h = h * 33 + c from 5381.  Four bytes a step (33^4, 33^3,
+ * 33^2, 33: the same sum mod 2^32), so one multiply by the running hash
+ * per four bytes instead of one per byte: mangled C++ names are long, and
+ * a torch environment hashes some 300,000 of them. */
 uint32_t elf_gnu_hash(const char *name)
 {
+	const unsigned char *p = (const unsigned char *)name;
+	size_t n = strlen(name), i = 0;
 	uint32_t h = 5381;
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = h * 33 + *p;
+	for (; i + 4 <= n; i += 4)
+		h = h * 1185921u + p[i] * 35937u + p[i + 1] * 1089u + p[i + 2] * 33u + p[i + 3];
+	for (; i < n; i++)
+		h = h * 33 + p[i];
 	return h;
 }
 
@@ -1070,26 +1078,46 @@ static void check_reloc_reach(struct elf_file *ef, const char *tag, bool present
 
 /* Whether [vaddr, vaddr + size) lies in the pages of writable PT_LOADs
  * (any PT_LOAD with DT_TEXTREL: the loader makes them writable). */
+/* The pages [*start, *stop) of the first writable PT_LOAD holding at. */
+static bool writable_window(const struct elf_file *ef, uint64_t at, uint64_t *start, uint64_t *stop)
+{
+	for (size_t i = 0; i < ef->nseg; i++) {
+		const struct elf_segment *s = &ef->seg[i];
+		uint64_t span = MAX(s->filesz, s->memsz);
+		if (s->type != PT_LOAD_ || !((s->flags & PF_W_) || ef->dt_textrel) ||
+		    s->vaddr > UINT64_MAX - span - 2 * ef->page_size)
+			continue;
+		*start = s->vaddr & ~(uint64_t)(ef->page_size - 1);
+		*stop = (s->vaddr + span + ef->page_size - 1) & ~(uint64_t)(ef->page_size - 1);
+		if (at >= *start && at < *stop)
+			return true;
+	}
+	return false;
+}
+
 bool elf_image_writable(const struct elf_file *ef, uint64_t vaddr, uint64_t size)
 {
 	if (vaddr > UINT64_MAX - size)
 		return false;
 	for (uint64_t at = vaddr, end = vaddr + size; at < end;) {
-		uint64_t next = 0;
-		for (size_t i = 0; i < ef->nseg && !next; i++) {
-			const struct elf_segment *s = &ef->seg[i];
-			uint64_t span = MAX(s->filesz, s->memsz);
-			if (s->type != PT_LOAD_ || !((s->flags & PF_W_) || ef->dt_textrel) ||
-			    s->vaddr > UINT64_MAX - span - 2 * ef->page_size)
-				continue;
-			uint64_t start = s->vaddr & ~(uint64_t)(ef->page_size - 1);
-			uint64_t stop = (s->vaddr + span + ef->page_size - 1) & ~(uint64_t)(ef->page_size - 1);
-			if (at >= start && at < stop)
-				next = stop;
-		}
-		if (!next)
+		uint64_t start, stop;
+		if (!writable_window(ef, at, &start, &stop))
 			return false;
-		at = next;
+		at = stop;
+	}
+	return true;
+}
+
+bool elf_writable_cached(const struct elf_file *ef, struct elf_window *w, uint64_t vaddr, uint64_t size)
+{
+	if (vaddr >= w->start && vaddr < w->stop && size <= w->stop - vaddr)
+		return true;
+	if (!elf_image_writable(ef, vaddr, size))
+		return false;
+	uint64_t start, stop;
+	if (writable_window(ef, vaddr, &start, &stop)) {
+		w->start = start;
+		w->stop = stop;
 	}
 	return true;
 }

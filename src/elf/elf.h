@@ -326,6 +326,13 @@ bool elf_image_covers(const struct elf_file *ef, uint64_t vaddr, uint64_t size, 
 /* Whether vaddr lies in the pages of an executable / writable PT_LOAD. */
 bool elf_image_executable(const struct elf_file *ef, uint64_t vaddr);
 bool elf_image_writable(const struct elf_file *ef, uint64_t vaddr, uint64_t size);
+/* The same, for a run of questions about one object (its relocations):
+ * w (zeroed first) remembers the last writable window found, and a write
+ * inside it is answered without a pass over the segments. */
+struct elf_window {
+	uint64_t start, stop;
+};
+bool elf_writable_cached(const struct elf_file *ef, struct elf_window *w, uint64_t vaddr, uint64_t size);
 /* The NUL-terminated string at vaddr in the image (NULL when it runs
  * outside the image: the loader's read faults there; "" in zero fill). */
 const char *elf_image_str(const struct elf_file *ef, uint64_t vaddr);

@@ -246,11 +246,9 @@ void elf_check_relative(struct elf_file *ef)
 	if (ef->machine != EM_X86_64_ || !ef->is64 || !ef->relacount || !ef->rela.data.len)
 		return;
 	uint64_t n = MIN(ef->relacount, ef->rela.data.len / 24);
-	for (uint64_t k = 0; k < n; k++) {
-		const uint8_t *e = bytes_at(&ef->rela.data, k * 24 + 8, 8);
-		if (!e)
-			return;
-		if ((elf_load_u64(e, ef->big_endian) & 0xffffffffu) != 8 /* R_X86_64_RELATIVE */) {
+	const uint8_t *all = n ? bytes_at(&ef->rela.data, 0, n * 24) : NULL;	/* all n entries, proven once */
+	for (uint64_t k = 0; all && k < n; k++) {
+		if ((elf_load_u64(all + k * 24 + 8, ef->big_endian) & 0xffffffffu) != 8 /* R_X86_64_RELATIVE */) {
 			ef->relative_assert = true;
 			return;
 		}

@@ -266,6 +266,7 @@ struct ref_builder {
 	/* per symbol: 1 once check_symbol_reads found everything it reads in
 	 * place (that depends on the symbol alone): not decoded again */
 	uint8_t *sym_reads_ok;
+	struct elf_window writable;	/* the last writable window a write fell in */
 	uint32_t *slot[3];	/* per class: symidx -> ref index + 1 */
 	struct elf_refs *out;
 	size_t cap;
@@ -540,7 +541,7 @@ static const char *bad_type_what(struct arena *a, const struct elf_file *ef, uin
 static bool check_write(struct ref_builder *rb, struct elf_reloc_stop *st, const struct reloc_entry *e,
 			uint64_t size)
 {
-	if (elf_image_writable(rb->ef, e->offset, size))
+	if (elf_writable_cached(rb->ef, &rb->writable, e->offset, size))
 		return true;
 	stop_set(rb, st, e, 11, arena_printf(rb->a, "writes its relocation result at %#llx, outside its "
 						      "writable memory", (unsigned long long)e->offset),
@@ -710,12 +711,21 @@ static void walk_relative(struct ref_builder *rb, const struct elf_reltab *t, ui
 	const struct elf_file *ef = rb->ef;
 	if (!(rela_modelled(ef) && t->rela))
 		return;
-	for (uint64_t i = 0; i < n && !rb->out->stop_now.set; i++) {
+	/* the entries there are, read in place (a large library has a million):
+	 * only r_offset is needed until one writes outside the window */
+	uint64_t ent = ef->is64 ? 24 : 12, have = MIN(n, t->data.len / ent);	/* count or not: do-rel.h */
+	const uint8_t *all = have ? bytes_at(&t->data, 0, have * ent) : NULL;
+	const struct elf_window *w = &rb->writable;
+	for (uint64_t i = 0; all && i < have && !rb->out->stop_now.set; i++) {
+		const uint8_t *p = all + i * ent;
+		uint64_t off = ef->is64 ? elf_load_u64(p, ef->big_endian) : elf_load_u32(p, ef->big_endian);
+		if (off >= w->start && off < w->stop && 8 <= w->stop - off)
+			continue;
 		struct reloc_entry e;
 		if (!decode_entry(rb, t, i, &e))
 			break;
 		e.plt = false;
-		if (!elf_image_writable(ef, e.offset, 8))
+		if (!elf_writable_cached(ef, &rb->writable, e.offset, 8))
 			stop_both(rb, &e, 11, arena_printf(rb->a, "writes its relocation result at %#llx, outside its "
 								  "writable memory", (unsigned long long)e.offset),
 				  e.offset, NULL);

@@ -207,8 +207,32 @@ static void real_library(void)
 	fs_unmap(&mf);
 }
 
+/* The GNU hash, four bytes a step, against dl_new_hash's byte loop on
+ * names of every length 0..63 and every byte value 1..255. */
+static void gnu_hash_steps(void)
+{
+	char name[64];
+	bool same = true;
+	unsigned seed = 1;
+	for (size_t len = 0; len < sizeof name && same; len++)
+		for (int round = 0; round < 64 && same; round++) {
+			for (size_t i = 0; i < len; i++) {
+				seed = seed * 1103515245u + 12345u;
+				name[i] = (char)(1 + (seed >> 16) % 255);
+			}
+			name[len] = '\0';
+			uint32_t h = 5381;
+			for (size_t i = 0; i < len; i++)
+				h = h * 33 + (unsigned char)name[i];
+			same = elf_gnu_hash(name) == h;
+		}
+	CHECK(same, "elf_gnu_hash equals dl_new_hash's h * 33 + c on names of every length");
+	CHECK(elf_gnu_hash("") == 5381 && elf_gnu_hash("printf") == 0x156b2bb8u, "elf_gnu_hash of \"\" and printf");
+}
+
 int main(void)
 {
+	gnu_hash_steps();
 	roundtrip(true, false);
 	roundtrip(true, true);
 	roundtrip(false, false);
