@@ -68,7 +68,11 @@ void *arena_alloc(struct arena *a, size_t size)
 		size_t alloc;
 		if (!size_add(bsize, sizeof(*b), &alloc))
 			out_of_memory(size);
-		struct arena_block *nb = malloc(alloc);
+		/* zeroed by calloc, which for blocks this large takes fresh pages
+		 * from the kernel: memory handed out is never reused, so it is
+		 * zero without a memset, and pages nothing writes (most of a
+		 * per-symbol table of a large library) are never touched */
+		struct arena_block *nb = calloc(1, alloc);
 		if (!nb)
 			out_of_memory(alloc);
 		nb->used = 0;
@@ -87,7 +91,6 @@ void *arena_alloc(struct arena *a, size_t size)
 	void *p = b->mem + b->used;
 	b->used += need;
 	a->total += need;
-	memset(p, 0, need);
 	return p;
 }
 

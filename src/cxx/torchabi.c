@@ -156,9 +156,14 @@ bool torchabi_machine_set(const struct torchabi *ix, uint16_t machine, struct to
 static bool read_uvarint(const struct bytes *b, uint64_t *off, uint64_t *out)
 {
 	uint64_t v = 0;
-	for (unsigned shift = 0; shift < 64; shift += 7) {
+	/* the bytes a varint can take (10), proven there once: the index holds
+	 * 351,665 of them; near the end, byte by byte */
+	const uint8_t *p = bytes_at(b, *off, 10);
+	for (unsigned shift = 0, i = 0; shift < 64; shift += 7, i++) {
 		uint8_t c;
-		if (!bytes_u8(b, *off, &c))
+		if (p)
+			c = p[i];
+		else if (!bytes_u8(b, *off, &c))
 			return false;
 		(*off)++;
 		if (shift == 63 && (c & 0x7e))
@@ -277,7 +282,7 @@ static enum status parse_symbols(struct arena *a, const struct bytes *b, const c
 			return bad(d, name, off, "an empty release set");
 	}
 	size_t cap = 16;
-	while (cap < ix->nsym * 2)
+	while (cap < ix->nsym + ix->nsym / 3)	/* load at most 3/4: 512k slots (6 MB) for the built-in index */
 		cap *= 2;
 	ix->mask = cap - 1;
 	unsigned log2cap = 0;

@@ -112,7 +112,9 @@ static void advise_window(const struct object *o, struct bytes w)
 
 void object_forget(const struct object *o, struct bytes w)
 {
-	if (o->map.len < ADVISE_MIN_SIZE || w.len < ADVISE_MIN_SIZE || w.data < o->map.data ||
+	/* a vfs node's bytes (a snapshot's sparse image, an installed wheel's
+	 * member) are anonymous memory: MADV_DONTNEED would zero them */
+	if (o->map.borrowed || o->map.len < ADVISE_MIN_SIZE || w.len < ADVISE_MIN_SIZE || w.data < o->map.data ||
 	    w.data >= o->map.data + o->map.len)
 		return;
 	uintptr_t page = 4096;
@@ -197,30 +199,39 @@ struct object *objcache_get(struct objcache *c, const char *path, struct diag *d
 }
 
 /*
- * The leading relative entries of DT_RELA (do-rel.h's DT_RELACOUNT) are read
- * twice, by elf_check_tables (the loader's assertion on each, the
- * init-array slots) and by elf_collect_refs (where each writes), and never
- * again.  They are most of a large library's relocation bytes (7.8 MB of
- * libtorch_cpu.so's, 8.3 MB of libcublasLt.so's): once both are done their
- * pages leave the resident set, which is then bounded by the tables the
- * rest of the scan still reads.
+ * The relocation tables (DT_REL, DT_RELA, DT_JMPREL) are read by
+ * elf_check_tables (the loader's assertion on the relative entries, the
+ * init-array slots, the constructors' PLT calls) and by elf_collect_refs
+ * (where each entry writes, what it looks up), and never again: another
+ * process that loads the object takes its refs from the object.  They are
+ * most of a large library's bytes read (7.8 MB of libtorch_cpu.so's
+ * relative entries alone, 8.3 MB of libcublasLt.so's): once both are done
+ * their pages leave the resident set, which is then bounded by the tables
+ * the rest of the scan still reads (symbols, names, hashes).
  */
-static void forget_relative(const struct object *o)
+static void forget_relocations(const struct object *o)
 {
 	if (o->kind != OBJ_ELF || !o->elf_ok || !o->refs_done || o->elf.tables_pending)
 		return;
-	const struct elf_reltab *t = &o->elf.rela;
-	uint64_t ent = o->elf.is64 ? 24 : 12;
-	if (!o->elf.relacount || o->elf.relacount > t->data.len / ent)
+	object_forget(o, o->elf.rel.data);
+	object_forget(o, o->elf.rela.data);
+	object_forget(o, o->elf.jmprel.data);
+}
+
+void object_forget_names(const struct object *o)
+{
+	if (o->kind != OBJ_ELF || !o->elf_ok || !o->refs_done)
 		return;
-	object_forget(o, (struct bytes){ .data = t->data.data, .len = (size_t)(o->elf.relacount * ent) });
+	object_forget(o, o->elf.dynsym);
+	object_forget(o, o->elf.dynstr);
+	object_forget(o, o->elf.versym);
 }
 
 void object_check_tables(struct objcache *c, struct object *o)
 {
 	if (o->kind == OBJ_ELF && o->elf_ok && o->elf.tables_pending) {
 		elf_check_tables(c->arena, &o->elf);
-		forget_relative(o);
+		forget_relocations(o);
 	}
 }
 
@@ -230,7 +241,7 @@ const struct elf_refs *object_refs(struct objcache *c, struct object *o)
 		o->refs_done = true;
 		if (o->kind == OBJ_ELF && o->elf_ok) {
 			elf_collect_refs(c->arena, &o->elf, &o->refs);
-			forget_relative(o);
+			forget_relocations(o);
 		}
 	}
 	return &o->refs;

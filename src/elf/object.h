@@ -131,6 +131,9 @@ bool objcache_is_dir(struct objcache *c, const char *path);
  * once: before its relative_assert or init_fault is read.  The cache
  * parses lazily (elf_parse_lazy): an object never relocated never reads
  * its relocations. */
+/* Drops the pages of o's symbol table, names and versions from the
+ * resident set once its refs are collected (reads fault them back in). */
+void object_forget_names(const struct object *o);
 void object_check_tables(struct objcache *c, struct object *o);
 
 /* The relocation references of an ELF object (computed once). */

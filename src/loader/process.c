@@ -900,8 +900,8 @@ struct tls_event {
 };
 
 /* startup: the executable's start, whose TLS is all in the initial block. */
-static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
-		     struct lmap **sl, size_t nsl, bool startup)
+static void relocate_object(struct process *p, struct fail_list *fails, struct lmap *l,
+			    struct lmap **sl, size_t nsl, bool startup)
 {
 	struct object *o = l->obj;
 	if (o->kind != OBJ_ELF || !o->elf_ok)
@@ -1038,6 +1038,17 @@ static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
 		tls_reloc(p, fails, l, l, self[next_self].tls);
 	if (stop->set)
 		table_fault(p, fails, l, l, &stop->fault);
+}
+
+/* Relocates l's object, then lets the pages of its symbols and names leave
+ * the resident set (object_forget_names): its own lookups are made, and
+ * later ones into it (another object binding to it) read a few entries
+ * again, from the page cache. */
+static void relocate(struct process *p, struct fail_list *fails, struct lmap *l,
+		     struct lmap **sl, size_t nsl, bool startup)
+{
+	relocate_object(p, fails, l, sl, nsl, startup);
+	object_forget_names(l->obj);
 }
 
 /* ---- the executable's own start (rtld.c dl_main) ---- */
