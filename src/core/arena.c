@@ -131,14 +131,30 @@ char *arena_strdup(struct arena *a, const char *s)
 
 char *arena_vprintf(struct arena *a, const char *fmt, va_list ap)
 {
+	/* most results are short paths: formatted once into the stack, and
+	 * formatted again only when they do not fit */
+	char small[256];
 	va_list ap2;
 	va_copy(ap2, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap2);
+	int n = vsnprintf(small, sizeof small, fmt, ap2);
 	va_end(ap2);
 	if (n < 0)
 		return arena_strdup(a, "");
 	char *p = arena_alloc(a, (size_t)n + 1);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	if ((size_t)n < sizeof small)
+		memcpy(p, small, (size_t)n + 1);
+	else
+		vsnprintf(p, (size_t)n + 1, fmt, ap);
+	return p;
+}
+
+char *arena_join(struct arena *a, const char *x, const char *sep, const char *y)
+{
+	size_t nx = strlen(x), ns = strlen(sep), ny = strlen(y);
+	char *p = arena_alloc(a, nx + ns + ny + 1);
+	memcpy(p, x, nx);
+	memcpy(p + nx, sep, ns);
+	memcpy(p + nx + ns, y, ny + 1);
 	return p;
 }
 

@@ -47,6 +47,9 @@ void *arena_calloc(struct arena *a, size_t n, size_t size);
 char *arena_strdup(struct arena *a, const char *s);
 char *arena_strndup(struct arena *a, const char *s, size_t n);
 char *arena_printf(struct arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* x, sep and y in one string: arena_printf(a, "%s%s%s", ...) without the
+ * format's cost, for the paths made once per directory entry. */
+char *arena_join(struct arena *a, const char *x, const char *sep, const char *y);
 char *arena_vprintf(struct arena *a, const char *fmt, va_list ap);
 /* Copy of old (old_n elements) in a new array of new_n elements. */
 void *arena_grow(struct arena *a, const void *old, size_t old_n, size_t new_n, size_t elem);

@@ -47,6 +47,23 @@ static inline bool str_ends(const char *s, const char *suffix)
 	return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
 }
 
+/* snprintf(out, outsz, "%s%s%s", a, b, c) without the format's cost (a
+ * path made once per RECORD row or directory entry): truncated to outsz - 1
+ * bytes and terminated, outsz > 0. */
+static inline void str_join(char *out, size_t outsz, const char *a, const char *b, const char *c)
+{
+	const char *part[3] = { a, b, c };
+	size_t at = 0;
+	for (size_t i = 0; i < 3; i++) {
+		size_t n = strlen(part[i]);
+		if (n > outsz - 1 - at)
+			n = outsz - 1 - at;
+		memcpy(out + at, part[i], n);
+		at += n;
+	}
+	out[at] = '\0';
+}
+
 #include "core/banned.h"
 
 /* qsort() that accepts an empty or one-element array (whose pointer may be

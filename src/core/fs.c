@@ -215,7 +215,7 @@ static bool host_path(const struct fsview *fs, const char *logical, bool follow_
 	char rewritten[PATH_MAX];
 	logical = through_overlay(fs, logical, rewritten, sizeof rewritten);
 	if (!fs->root) {
-		snprintf(out, outsz, "%s", logical);
+		str_join(out, outsz, logical, "", "");
 		return true;
 	}
 	char abs[PATH_MAX];

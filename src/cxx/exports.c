@@ -24,7 +24,9 @@ uint32_t cxx_mangled_body(const char *name)
 
 /* What the loader could bind to: a defined, global or weak, visible symbol. */
 /* Length of the name token at s: "St", or a <length><identifier> source
- * name whose characters are all there; 0 otherwise.  limit bounds s. */
+ * name whose characters are all there; 0 otherwise.  s holds limit bytes
+ * before any NUL (callers pass its strlen or less), so a length that fits
+ * the limit needs no scan for a NUL. */
 static size_t token_len(const char *s, size_t limit)
 {
 	if (limit >= 2 && s[0] == 'S' && s[1] == 't')
@@ -40,9 +42,6 @@ static size_t token_len(const char *s, size_t limit)
 	}
 	if (n > limit - i)
 		return 0;
-	for (size_t k = 0; k < n; k++)
-		if (!s[i + k])
-			return 0;
 	return i + n;
 }
 
@@ -131,7 +130,7 @@ size_t cxx_exports_prefix(const struct cxx_exports *x, const char *prefix, size_
 			  cxx_export_fn fn, void *ctx)
 {
 	size_t n = 0;
-	size_t k = key_len(prefix, len);
+	size_t k = key_len(prefix, strnlen(prefix, len));
 	if (k && x->nbucket) {
 		uint32_t b = hash_bytes(prefix, k) & (x->nbucket - 1);
 		for (uint32_t j = x->bucket_start[b]; j < x->bucket_start[b + 1]; j++) {

@@ -373,8 +373,8 @@ static bool try_list(struct search_state *s, struct search_step *st, char **dirs
 		bool here_any = false;
 		bool relative = dirs[d][0] != '/';
 		for (size_t c = 0; c < p->facts.ncapstr; c++) {
-			const char *sub = arena_printf(p->arena, "%s%s", dirs[d], p->facts.capstr[c]);
-			const char *path = arena_printf(p->arena, "%s%s", sub, s->name);
+			const char *sub = arena_join(p->arena, dirs[d], "", p->facts.capstr[c]);
+			const char *path = arena_join(p->arena, sub, "", s->name);
 			void *status = relative ? MAP_YES : strmap_get(&p->dirstatus, sub);
 			if (status == MAP_NO) {
 				struct probe pr = { path, PROBE_MISSING, ENOENT, NULL };

@@ -93,9 +93,9 @@ static struct dist_file *add_row(struct arena *a, const char *base, const char *
 {
 	char joined[DIST_PATH_MAX], norm[DIST_PATH_MAX];
 	if (path[0] == '/')
-		snprintf(joined, sizeof joined, "%s", path);
+		str_join(joined, sizeof joined, path, "", "");
 	else
-		snprintf(joined, sizeof joined, "%s/%s", base, path);
+		str_join(joined, sizeof joined, base, "/", path);
 	path_normalize(joined, norm, sizeof norm);
 	struct dist_file *f = &d->file[d->nfile++];
 	f->hash = NULL;
@@ -181,7 +181,7 @@ const char *dist_file_path(const struct dist *d, const struct dist_file *f, char
 {
 	if (f->rel[0] == '/' || !d->site)
 		return f->rel;
-	snprintf(buf, bufsz, "%s/%s", d->site, f->rel);
+	str_join(buf, bufsz, d->site, "/", f->rel);
 	return buf;
 }
 

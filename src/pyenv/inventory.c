@@ -165,7 +165,7 @@ static bool list_entry(void *ctx, const char *name, enum fs_kind kind, bool is_l
 {
 	struct dir_ctx *c = ctx;
 	struct scan *s = c->w->s;
-	const char *path = arena_printf(&s->arena, "%s/%s", c->dir, name);
+	const char *path = arena_join(&s->arena, c->dir, "/", name);
 	int err = 0;
 	if (kind == FS_OTHER || is_link || (kind == FS_DIR && shared_object_name(name))) {
 		struct fs_stat st;

@@ -756,21 +756,36 @@ static bool is_torch_import(const char *q)
 	return false;
 }
 
+/* What scan_line does at a byte: most bytes are none of these. */
+enum { SC_OTHER, SC_COMMENT, SC_QUOTE, SC_OPEN, SC_CLOSE };
+static const unsigned char scan_class[256] = {
+	['#'] = SC_COMMENT, ['"'] = SC_QUOTE, ['\''] = SC_QUOTE, ['('] = SC_OPEN, ['['] = SC_OPEN,
+	['{'] = SC_OPEN, [')'] = SC_CLOSE, [']'] = SC_CLOSE, ['}'] = SC_CLOSE,
+};
+
 /* How the brackets and triple-quoted strings stand after [p, e):
  * *depth open brackets, *triple the quote of an open triple-quoted string. */
 static void scan_line(const char *p, const char *e, int *depth, char *triple)
 {
 	for (; p < e; p++) {
 		if (*triple) {
-			if (e - p >= 3 && p[0] == *triple && p[1] == *triple && p[2] == *triple) {
+			/* inside a triple-quoted string: to its next quote character */
+			const char *q = memchr(p, *triple, (size_t)(e - p));
+			if (!q)
+				return;
+			p = q;
+			if (e - q >= 3 && q[1] == *triple && q[2] == *triple) {
 				*triple = 0;
 				p += 2;
 			}
 			continue;
 		}
-		if (*p == '#')
+		switch (scan_class[(unsigned char)*p]) {
+		case SC_OTHER:
+			continue;
+		case SC_COMMENT:
 			return;
-		if (*p == '"' || *p == '\'') {
+		case SC_QUOTE: {
 			if (e - p >= 3 && p[1] == *p && p[2] == *p) {
 				*triple = *p;
 				p += 2;
@@ -782,9 +797,14 @@ static void scan_line(const char *p, const char *e, int *depth, char *triple)
 			p = c;
 			continue;
 		}
-		*depth += *p == '(' || *p == '[' || *p == '{' ? 1 : *p == ')' || *p == ']' || *p == '}' ? -1 : 0;
-		if (*depth < 0)
-			*depth = 0;
+		case SC_OPEN:
+			++*depth;
+			continue;
+		default:	/* SC_CLOSE: never below 0 */
+			if (*depth > 0)
+				--*depth;
+			continue;
+		}
 	}
 }
 
