@@ -412,6 +412,28 @@ static bool own_library_off_path(const struct finding *f)
 	return from && str_eq(from, d);
 }
 
+/* The removals of copied files (remove_strays) of the objects c's findings
+ * are about, added to c's actions: the change alone leaves those files
+ * failing (image_stable.so copied in needs libpng16.86585de4.so.16, which
+ * no reinstall brings), the removal mends them.  How many. */
+static size_t stray_actions(struct arena *ar, const struct plan_state *ps, struct cause *c)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < ps->strays.n; k++) {
+		struct fix_action *x = ps->strays.item[k];
+		bool about = false;
+		for (size_t i = 0; i < c->members.n && !about; i++) {
+			const struct finding *f = c->members.item[i];
+			about = f->object && str_eq(f->object, x->path);
+		}
+		if (about && !ptrvec_contains(&c->actions, x)) {
+			ptrvec_push(ar, &c->actions, x);
+			n++;
+		}
+	}
+	return n;
+}
+
 /* Is every finding of a cause about a package the change fixes (a module,
  * or a library its package loads itself), and one a torch change can mend?
  * A package's own library off its path is not, where the change leaves
@@ -564,6 +586,7 @@ static size_t remove_strays(struct advice *a, struct plan_state *ps, const struc
 	}
 	if (n)
 		strays_mend_unowned(a, &removed);
+	ps->strays = removed;
 	return n;
 }
 
@@ -631,8 +654,10 @@ void plan_build(struct advice *a, const struct check_options *o, bool model_chec
 				plan_add(a, c->lead->actions.item[k]);
 				ptrvec_push(ar, &c->actions, c->lead->actions.item[k]);
 			}
+			bool more = stray_actions(ar, ps, c) > 0;
 			c->fix = arena_printf(ar, "%s (one change for this cause and the others it removes: %s)",
-					      own_path ? fix_actions_command(ar, &c->actions) : change->command, p->summary);
+					      own_path || more ? fix_actions_command(ar, &c->actions) : change->command,
+					      p->summary);
 			continue;
 		}
 		ptrvec_push(ar, &left, c);

@@ -58,6 +58,7 @@ struct plan_state {
 	const struct plan_cand *best;	/* the torch chosen, or NULL */
 	const struct fix_action *change;	/* its pip install, or NULL when it changes nothing */
 	struct ptrvec by_change;	/* const struct cause *: the causes that change removes */
+	struct ptrvec strays;		/* struct fix_action *: the removals of copied files beside it */
 	struct strmap plan_items;	/* "action\nrequirement": what the plan's actions hold */
 };
 

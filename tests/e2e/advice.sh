@@ -96,6 +96,11 @@ expect_eq "$(py t291tv "[(a['action'], a.get('requirements') or a['path'].split(
 expect_eq "$(py t291tv "(P['actions'][0]['force_reinstall'], P['actions'][0]['no_deps'], P['checked'], P['remaining'])")" \
 	"(True, True, 'model', [])" "t291tv: a reinstall without its dependencies, checked by the model"
 expect_contains "$(py t291tv "P['summary']")" "removes 1 file no RECORD lists from its folder" "t291tv: the plan says so"
+# the causes about the copied file carry its removal too (a reinstall alone
+# leaves it failing), and so does the warning that lists it
+expect_eq "$(py t291tv "[(c['id'], [a['action'] for a in c['fix_actions']]) for c in C if c['id'] != 'gpu-not-checked']")" \
+	"[('undefined-symbol', ['pip-install', 'remove-path']), ('record-mismatch', ['pip-install']), ('record-mismatch', ['remove-path'])]" \
+	"t291tv: the copied _C_stable.so's cause and the unowned-binary warning carry its removal"
 rules t291tv
 
 # ---- 2. installed off the loader's path: the search path, not pip
