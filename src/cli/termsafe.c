@@ -46,17 +46,32 @@ static bool is_control(long cp)
 	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
+/* Bytes shown as they are go out in one write per run, not one per byte. */
+static void write_run(FILE *out, const unsigned char *p, size_t from, size_t to)
+{
+	if (to > from)
+		fwrite(p + from, 1, to - from, out);
+}
+
 size_t termsafe_escape(FILE *out, const unsigned char *p, size_t n, bool final)
 {
-	size_t i = 0;
+	size_t i = 0, run = 0;	/* p[run, i): shown as they are, not yet written */
 	while (i < n) {
 		unsigned char c = p[i];
+		if (c >= 0x20 && c < 0x7f) {
+			i++;	/* printable ASCII, the bulk of every report */
+			continue;
+		}
 		if (c == 0x1b && installed) {
-			if (n - i < 1 + MARK_LEN && !final && memcmp(p + i + 1, mark, n - i - 1) == 0)
+			if (n - i < 1 + MARK_LEN && !final && memcmp(p + i + 1, mark, n - i - 1) == 0) {
+				write_run(out, p, run, i);
 				return i;	/* maybe our mark: wait for the rest */
+			}
 			if (n - i >= 1 + MARK_LEN && memcmp(p + i + 1, mark, MARK_LEN) == 0) {
+				write_run(out, p, run, i);
 				fputc(0x1b, out);
 				i += 1 + MARK_LEN;
+				run = i;
 				continue;
 			}
 		}
@@ -65,22 +80,26 @@ size_t termsafe_escape(FILE *out, const unsigned char *p, size_t n, bool final)
 			bool prefix_ok = true;
 			for (size_t k = i + 1; k < n; k++)
 				prefix_ok &= (p[k] & 0xc0) == 0x80;
-			if (prefix_ok)
+			if (prefix_ok) {
+				write_run(out, p, run, i);
 				return i;	/* the rest comes with the next write */
+			}
 		}
 		uint32_t u;
 		long cp = len && n - i >= len && utf8_seq(p + i, len, &u) == len ? (long)u : -1;
 		if (cp < 0) {
+			write_run(out, p, run, i);
 			fprintf(out, "\\x%02x", c);
-			i++;
+			run = ++i;
 		} else if (is_control(cp)) {
+			write_run(out, p, run, i);
 			fprintf(out, "\\u%04lx", (unsigned long)cp);
-			i += len;
+			run = i += len;
 		} else {
-			fwrite(p + i, 1, len, out);
 			i += len;
 		}
 	}
+	write_run(out, p, run, i);
 	return i;
 }
 

@@ -197,10 +197,10 @@ static void record_check_one(struct check_ctx *x, struct record_check *rc, size_
 		const char *path = dist_file_path(d, df, buf, sizeof buf);
 		if (x->o->verify_hashes)
 			scan_report(s, "hashing", path, ++*done, nfiles);
+		if (!x->o->verify_hashes && !import_relevant(path))
+			continue;	/* the cheap test first: most files are not */
 		if (strstr(path, ".dist-info/") || strstr(path, "/__pycache__/") || str_ends(path, ".pyc"))
 			continue;	/* written after install, legitimately */
-		if (!x->o->verify_hashes && !import_relevant(path))
-			continue;
 		struct fs_stat st;
 		fs_stat(&s->fs, path, &st);
 		const char *what = NULL;
