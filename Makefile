@@ -47,6 +47,7 @@ DEPFILES := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+DEPFILES += $(UNIT_BIN:=.d)	# a test may include the .c it tests (cli/termsafe.c)
 TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 PRELOAD_SRC := $(sort $(wildcard tests/tools/preload/*.c))
@@ -101,7 +102,7 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libabiscope.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(BUILD)/libabiscope.a $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests/unit -MMD -MP $(LDFLAGS) -o $@ $< $(BUILD)/libabiscope.a $(LDLIBS)
 
 # Test helpers (the dlopen driver) are built without sanitizers: they
 # stand in for the real process and must load objects exactly as it does.

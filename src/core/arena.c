@@ -13,7 +13,7 @@ struct arena_block {
 struct arena_map {
 	struct arena_map *next;
 	void *p;
-	size_t size;
+	size_t size;	/* 0: adopted from malloc(), freed, not unmapped */
 };
 
 /* The library never prints: a program that wants a message on
@@ -41,8 +41,12 @@ void arena_init(struct arena *a)
 
 void arena_release(struct arena *a)
 {
-	for (struct arena_map *m = a->maps; m; m = m->next)
-		munmap(m->p, m->size);
+	for (struct arena_map *m = a->maps; m; m = m->next) {
+		if (m->size)
+			munmap(m->p, m->size);
+		else
+			free(m->p);
+	}
 	a->maps = NULL;
 	struct arena_block *b = a->head;
 	while (b) {
@@ -106,6 +110,17 @@ void *arena_alloc_untouched(struct arena *a, size_t size)
 	m->next = a->maps;
 	a->maps = m;
 	return p;
+}
+
+void arena_adopt(struct arena *a, void *p)
+{
+	if (!p)
+		return;
+	struct arena_map *m = arena_alloc(a, sizeof *m);
+	m->p = p;
+	m->size = 0;
+	m->next = a->maps;
+	a->maps = m;
 }
 
 void *arena_calloc(struct arena *a, size_t n, size_t size)

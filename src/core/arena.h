@@ -24,7 +24,7 @@ struct arena_map;
 
 struct arena {
 	struct arena_block *head;
-	struct arena_map *maps;	/* arena_alloc_untouched() */
+	struct arena_map *maps;	/* arena_alloc_untouched(), arena_adopt() */
 	size_t block_size;
 	size_t total;	/* bytes handed out, for statistics */
 };
@@ -42,6 +42,10 @@ void *arena_alloc(struct arena *a, size_t size);
  * only parts are ever filled in.
  */
 void *arena_alloc_untouched(struct arena *a, size_t size);
+/* p, from malloc(), is freed with the arena: a buffer read whole whose
+ * pieces the scan keeps (a RECORD's rows point into its text), kept
+ * instead of copied. */
+void arena_adopt(struct arena *a, void *p);
 /* n * size zeroed bytes; aborts on overflow. */
 void *arena_calloc(struct arena *a, size_t n, size_t size);
 char *arena_strdup(struct arena *a, const char *s);

@@ -147,6 +147,11 @@ void record_parse(struct arena *a, const char *base, const char *text, size_t le
 	char *copy = arena_alloc(a, len + 1);
 	memcpy(copy, text, len);
 	copy[len] = '\0';
+	record_parse_in_place(a, base, copy, len, d);
+}
+
+void record_parse_in_place(struct arena *a, const char *base, char *copy, size_t len, struct dist *d)
+{
 	reserve_rows(a, d, copy, len);
 	char *p = copy, *end = copy + len;
 	size_t lineno = 0;
@@ -351,9 +356,12 @@ static void load_dist_info(struct scan *s, struct distset *ds, const char *site,
 		d->record_error = why;
 		if (text) {
 			d->has_record = true;
-			if (record_fits(s, ds, d, "RECORD", len, count_rows(text, len)))
-				record_parse(&s->arena, site, text, len, d);
-			free(text);
+			if (record_fits(s, ds, d, "RECORD", len, count_rows(text, len))) {
+				arena_adopt(&s->arena, text);	/* the rows point into it */
+				record_parse_in_place(&s->arena, site, text, len, d);
+			} else {
+				free(text);
+			}
 		}
 	} else {
 		text = slurp(s, arena_printf(&s->arena, "%s/installed-files.txt", d->meta), &len);

@@ -100,6 +100,9 @@ const char *dist_normalize(struct arena *a, const char *name);
  * metadata_parse: RFC 822-style headers until the first blank line.
  */
 void record_parse(struct arena *a, const char *base, const char *text, size_t len, struct dist *d);
+/* The same over text itself (text[len] is NUL), cut in place: text must
+ * live as long as a (arena_adopt). */
+void record_parse_in_place(struct arena *a, const char *base, char *text, size_t len, struct dist *d);
 void metadata_parse(struct arena *a, const char *text, size_t len, struct dist *d);
 
 /* sha256 of a file in RECORD form ("sha256=" + urlsafe base64, no padding). */
