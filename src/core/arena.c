@@ -165,11 +165,9 @@ char *arena_vprintf(struct arena *a, const char *fmt, va_list ap)
 
 char *arena_join(struct arena *a, const char *x, const char *sep, const char *y)
 {
-	size_t nx = strlen(x), ns = strlen(sep), ny = strlen(y);
-	char *p = arena_alloc(a, nx + ns + ny + 1);
-	memcpy(p, x, nx);
-	memcpy(p + nx, sep, ns);
-	memcpy(p + nx + ns, y, ny + 1);
+	size_t size = strlen(x) + strlen(sep) + strlen(y) + 1;
+	char *p = arena_alloc(a, size);
+	str_join(p, size, x, sep, y);	/* the one length-checked copy */
 	return p;
 }
 

@@ -366,6 +366,13 @@ void fs_stat(const struct fsview *fs, const char *path, struct fs_stat *out)
 	out->mtime = st.st_mtime;
 }
 
+enum fs_kind fs_kind_of(const struct fsview *fs, const char *path)
+{
+	struct fs_stat st;
+	fs_stat(fs, path, &st);
+	return st.kind;
+}
+
 bool fs_is_symlink(const struct fsview *fs, const char *path)
 {
 	record(fs, FS_ACC_STAT, path);

@@ -62,6 +62,8 @@ struct fs_stat {
 
 /* stat() following links, inside the root. */
 void fs_stat(const struct fsview *fs, const char *path, struct fs_stat *st);
+/* fs_stat()'s kind alone: "is it a file, a folder, there at all". */
+enum fs_kind fs_kind_of(const struct fsview *fs, const char *path);
 /* lstat(): does not follow a final symlink; kind FS_OTHER for a link. */
 bool fs_is_symlink(const struct fsview *fs, const char *path);
 /* readlink() of a final component; false if not a link. */

@@ -1110,7 +1110,7 @@ bool elf_image_writable(const struct elf_file *ef, uint64_t vaddr, uint64_t size
 
 bool elf_writable_cached(const struct elf_file *ef, struct elf_window *w, uint64_t vaddr, uint64_t size)
 {
-	if (vaddr >= w->start && vaddr < w->stop && size <= w->stop - vaddr)
+	if (elf_window_holds(w, vaddr, size))
 		return true;
 	if (!elf_image_writable(ef, vaddr, size))
 		return false;

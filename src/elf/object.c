@@ -218,10 +218,11 @@ static void forget_relocations(const struct object *o)
 	object_forget(o, o->elf.jmprel.data);
 }
 
-void object_forget_names(const struct object *o)
+void object_forget_names(struct object *o)
 {
-	if (o->kind != OBJ_ELF || !o->elf_ok || !o->refs_done)
+	if (o->kind != OBJ_ELF || !o->elf_ok || !o->refs_done || o->names_forgotten)
 		return;
+	o->names_forgotten = true;
 	object_forget(o, o->elf.dynsym);
 	object_forget(o, o->elf.dynstr);
 	object_forget(o, o->elf.versym);

@@ -38,6 +38,7 @@ struct object {
 	bool elf_ok;		/* elf_parse succeeded */
 	/* lazily computed */
 	bool refs_done;
+	bool names_forgotten;	/* object_forget_names() has run */
 	struct elf_refs refs;
 	bool vslots_done;
 	struct elf_vslot *vslot;
@@ -132,8 +133,10 @@ bool objcache_is_dir(struct objcache *c, const char *path);
  * parses lazily (elf_parse_lazy): an object never relocated never reads
  * its relocations. */
 /* Drops the pages of o's symbol table, names and versions from the
- * resident set once its refs are collected (reads fault them back in). */
-void object_forget_names(const struct object *o);
+ * resident set once its refs are collected (reads fault them back in);
+ * once: a later relocation of o in another process rebinds from memory
+ * (process.c) and reads few of them again. */
+void object_forget_names(struct object *o);
 void object_check_tables(struct objcache *c, struct object *o);
 
 /* The relocation references of an ELF object (computed once). */

@@ -719,7 +719,7 @@ static void walk_relative(struct ref_builder *rb, const struct elf_reltab *t, ui
 	for (uint64_t i = 0; all && i < have && !rb->out->stop_now.set; i++) {
 		const uint8_t *p = all + i * ent;
 		uint64_t off = ef->is64 ? elf_load_u64(p, ef->big_endian) : elf_load_u32(p, ef->big_endian);
-		if (off >= w->start && off < w->stop && 8 <= w->stop - off)
+		if (elf_window_holds(w, off, 8))
 			continue;
 		struct reloc_entry e;
 		if (!decode_entry(rb, t, i, &e))

@@ -27,16 +27,12 @@ static void note(struct scan *s, struct pyenv *e, const char *fmt, ...)
 
 static bool is_dir(struct scan *s, const char *path)
 {
-	struct fs_stat st;
-	fs_stat(&s->fs, path, &st);
-	return st.kind == FS_DIR;
+	return fs_kind_of(&s->fs, path) == FS_DIR;
 }
 
 static bool is_file(struct scan *s, const char *path)
 {
-	struct fs_stat st;
-	fs_stat(&s->fs, path, &st);
-	return st.kind == FS_REGULAR;
+	return fs_kind_of(&s->fs, path) == FS_REGULAR;
 }
 
 static const char *join(struct scan *s, const char *a, const char *b)

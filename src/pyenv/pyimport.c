@@ -57,13 +57,6 @@ static int cmp_name(const void *k, const void *e)
 	return strcmp(k, *(const char *const *)e);
 }
 
-static enum fs_kind kind_of(struct scan *s, const char *path)
-{
-	struct fs_stat st;
-	fs_stat(&s->fs, path, &st);
-	return st.kind;
-}
-
 /* Does folder dir hold a module or package named name, as the path-based
  * finder looks for it: a folder (a package, or a namespace package), a
  * source or bytecode file, an extension module? */
@@ -71,11 +64,12 @@ static bool folder_has(struct scan *s, const struct pyenv *e, const char *dir, c
 {
 	static const char *const suffixes[] = { "", ".py", ".pyc", ".abi3.so", ".so" };
 	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
-		enum fs_kind k = kind_of(s, arena_printf(&s->arena, "%s/%s%s", dir, name, suffixes[i]));
+		enum fs_kind k = fs_kind_of(&s->fs, arena_printf(&s->arena, "%s/%s%s", dir, name, suffixes[i]));
 		if (i == 0 ? k == FS_DIR : k == FS_REGULAR)
 			return true;
 	}
-	return e->ext_suffix && kind_of(s, arena_printf(&s->arena, "%s/%s%s", dir, name, e->ext_suffix)) == FS_REGULAR;
+	return e->ext_suffix &&
+	       fs_kind_of(&s->fs, arena_printf(&s->arena, "%s/%s%s", dir, name, e->ext_suffix)) == FS_REGULAR;
 }
 
 static bool in_stdlib(struct scan *s, const struct pyenv *e, const char *name)
@@ -117,16 +111,17 @@ static const char *module_file(struct scan *s, const struct pyenv *e, const char
 		if (*c == '.')
 			*c = '/';
 	const char *init = arena_printf(&s->arena, "%s/%s/__init__.py", site, rel);
-	if (kind_of(s, init) == FS_REGULAR)
+	if (fs_kind_of(&s->fs, init) == FS_REGULAR)
 		return init;
 	static const char *const ext[] = { ".abi3.so", ".so" };
 	for (size_t i = 0; i < ARRAY_SIZE(ext); i++)
-		if (kind_of(s, arena_printf(&s->arena, "%s/%s%s", site, rel, ext[i])) == FS_REGULAR)
+		if (fs_kind_of(&s->fs, arena_printf(&s->arena, "%s/%s%s", site, rel, ext[i])) == FS_REGULAR)
 			return NULL;
-	if (e->ext_suffix && kind_of(s, arena_printf(&s->arena, "%s/%s%s", site, rel, e->ext_suffix)) == FS_REGULAR)
+	if (e->ext_suffix &&
+	    fs_kind_of(&s->fs, arena_printf(&s->arena, "%s/%s%s", site, rel, e->ext_suffix)) == FS_REGULAR)
 		return NULL;
 	const char *py = arena_printf(&s->arena, "%s/%s.py", site, rel);
-	return kind_of(s, py) == FS_REGULAR ? py : NULL;
+	return fs_kind_of(&s->fs, py) == FS_REGULAR ? py : NULL;
 }
 
 /* The first module-level import of module (another installed package's)

@@ -78,9 +78,7 @@ static const char *rel(struct reader *r, const char *path)
 
 static bool is_file(struct reader *r, const char *path)
 {
-	struct fs_stat st;
-	fs_stat(&r->s->fs, path, &st);
-	return st.kind == FS_REGULAR;
+	return fs_kind_of(&r->s->fs, path) == FS_REGULAR;
 }
 
 struct find_ctx {
