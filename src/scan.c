@@ -11,6 +11,7 @@ void scan_init_where(struct scan *s, const struct scan_where *w)
 	memset(s, 0, sizeof *s);
 	arena_init(&s->arena);
 	fs_init_cwd(&s->fs, w->root, w->cwd);
+	fs_remember_listings(&s->fs, &s->arena);
 	objcache_init(&s->objs, &s->arena, &s->fs);
 	s->objs.given = w->machine;
 	findings_init(&s->findings, &s->arena);

@@ -1,4 +1,5 @@
 #include "core/fs.h"
+#include "core/dircache.h"
 #include "core/pathwalk.h"
 
 #include <dirent.h>
@@ -13,6 +14,9 @@
 #include <zlib.h>
 
 #define MAX_SYMLINKS 40
+/* The most names remembered over all listings (fs_remember_listings): a
+ * torch + vllm environment lists 66,000. */
+#define MAX_REMEMBERED_NAMES 1000000
 
 void fs_init(struct fsview *fs, const char *root)
 {
@@ -53,6 +57,11 @@ void fs_init_cwd(struct fsview *fs, const char *root, const char *cwd)
 		fs_absolute(fs, cwd, joined, sizeof joined);
 		path_normalize(joined, fs->cwd, sizeof fs->cwd);
 	}
+}
+
+void fs_remember_listings(struct fsview *fs, struct arena *a)
+{
+	fs->listings = dircache_new(a, MAX_REMEMBERED_NAMES);
 }
 
 bool fs_is_rooted(const struct fsview *fs)
@@ -366,8 +375,76 @@ void fs_stat(const struct fsview *fs, const char *path, struct fs_stat *out)
 	out->mtime = st.st_mtime;
 }
 
+/* The remembered listing of the folder of path[0, len) (a path's own
+ * folder, or an ancestor's), and the name in it; NULL when there is none. */
+static const struct dir_listing *listing_of(const struct fsview *fs, const char *path, size_t len, char *name,
+					    size_t namesz)
+{
+	const char *slash = memrchr(path, '/', len);
+	if (!slash || slash + 1 == path + len || (size_t)(path + len - slash) > namesz)
+		return NULL;
+	size_t nlen = (size_t)(path + len - slash - 1);
+	memcpy(name, slash + 1, nlen);
+	name[nlen] = '\0';
+	if (str_eq(name, ".") || str_eq(name, ".."))
+		return NULL;
+	char dir[PATH_MAX];
+	size_t n = slash == path ? 1 : (size_t)(slash - path);
+	if (n >= sizeof dir)
+		return NULL;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	return dircache_get(fs->listings, dir);
+}
+
+/* Ancestors looked at for a listing (a module's name asked for as a
+ * package folder: pkg/mod/__init__.py, pkg/mod/sub/__init__.py). */
+#define LISTED_ANCESTORS 4
+
+/* What the remembered listings say of path: true with *kind when they
+ * decide it.  A path whose folder was not listed is still missing when an
+ * ancestor's listing lacks the next folder down, or has a file there (a
+ * module foo.py asked for as the package foo/). */
+static bool listed_kind(const struct fsview *fs, const char *path, enum fs_kind *kind)
+{
+	if (!fs->listings || fs->vfs)
+		return false;
+	char name[NAME_MAX + 1];
+	size_t len = strlen(path);
+	uint8_t k;
+	bool is_link;
+	const struct dir_listing *l = listing_of(fs, path, len, name, sizeof name);
+	if (l) {
+		if (!dircache_find(l, name, &k, &is_link)) {
+			*kind = FS_MISSING;
+			return true;
+		}
+		*kind = (enum fs_kind)k;
+		return !is_link && (k == FS_REGULAR || k == FS_DIR);
+	}
+	for (int up = 0; up < LISTED_ANCESTORS; up++) {
+		const char *slash = memrchr(path, '/', len);
+		if (!slash || slash == path)
+			return false;
+		len = (size_t)(slash - path);
+		l = listing_of(fs, path, len, name, sizeof name);
+		if (!l)
+			continue;
+		if (dircache_find(l, name, &k, &is_link) && (is_link || k != FS_REGULAR))
+			return false;	/* a folder there, not listed; a link; a type to ask for */
+		*kind = FS_MISSING;	/* ENOENT, or ENOTDIR under a file */
+		return true;
+	}
+	return false;
+}
+
 enum fs_kind fs_kind_of(const struct fsview *fs, const char *path)
 {
+	enum fs_kind kind;
+	if (listed_kind(fs, path, &kind)) {
+		record(fs, FS_ACC_STAT, path);
+		return kind;
+	}
 	struct fs_stat st;
 	fs_stat(fs, path, &st);
 	return st.kind;
@@ -796,6 +873,28 @@ static bool vfs_child_hidden_or_listed(const struct fsview *fs, const char *dir,
 	return handled && (!vn || vn->type != VFS_DIR || vn->children.n);
 }
 
+static bool replay_listing(const struct dir_listing *l, fs_dir_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < dircache_count(l); i++) {
+		uint8_t kind;
+		bool is_link;
+		const char *name = dircache_entry(l, i, &kind, &is_link);
+		if (!fn(ctx, name, (enum fs_kind)kind, is_link))
+			break;
+	}
+	return true;
+}
+
+/* A listing of dir to remember, or NULL: not asked to, or a folder not
+ * everyone may search (see fs_remember_listings). */
+static struct dir_listing *listing_to_keep(const struct fsview *fs, DIR *dir)
+{
+	struct stat st;
+	if (!fs->listings || fstat(dirfd(dir), &st) != 0 || (st.st_mode & 0111) != 0111)
+		return NULL;
+	return dircache_begin(fs->listings);
+}
+
 bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *ctx)
 {
 	record(fs, FS_ACC_LIST, path);
@@ -830,6 +929,12 @@ bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *
 		if (!vdir)
 			vdir = strmap_get(&fs->vfs->nodes, norm);
 	}
+	const struct dir_listing *known = fs->listings && !fs->vfs ? dircache_get(fs->listings, path) : NULL;
+	if (known)
+		return replay_listing(known, fn, ctx);
+	enum fs_kind listed;
+	if (listed_kind(fs, path, &listed) && listed != FS_DIR)
+		return false;	/* its folder's listing has no folder of that name */
 	char hp[PATH_MAX * 2];
 	int err;
 	DIR *dir = NULL;
@@ -856,16 +961,24 @@ bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *
 	}
 	if (!dir)
 		return true;
+	struct dir_listing *keep = fs->vfs ? NULL : listing_to_keep(fs, dir);
 	struct dirent *de;
+	bool whole = true;
 	while ((de = readdir(dir)) != NULL) {
 		if (str_eq(de->d_name, ".") || str_eq(de->d_name, ".."))
 			continue;
 		if (fs->vfs && !fs->vfs->exclusive && vfs_child_hidden_or_listed(fs, norm, de->d_name))
 			continue;
 		enum fs_kind kind = de->d_type == DT_DIR ? FS_DIR : de->d_type == DT_REG ? FS_REGULAR : FS_OTHER;
-		if (!fn(ctx, de->d_name, kind, de->d_type == DT_LNK))
+		if (keep && !dircache_add(fs->listings, keep, de->d_name, (uint8_t)kind, de->d_type == DT_LNK))
+			keep = NULL;
+		if (!fn(ctx, de->d_name, kind, de->d_type == DT_LNK)) {
+			whole = false;
 			break;
+		}
 	}
+	if (keep && whole)
+		dircache_keep(fs->listings, keep, path);
 	closedir(dir);
 	return true;
 }

@@ -31,12 +31,15 @@ struct fs_recorder {
 	void *ctx;
 };
 
+struct dircache;
+
 struct fsview {
 	const char *root;	/* NULL or "" for the host file system */
 	size_t root_len;
 	char cwd[4096];		/* logical current directory */
 	struct vfs *vfs;	/* described files over (or instead of) the disk, or NULL */
 	struct fs_recorder *recorder;	/* NULL: nobody listens */
+	struct dircache *listings;	/* fs_remember_listings(), or NULL */
 };
 
 void fs_init(struct fsview *fs, const char *root);
@@ -48,6 +51,17 @@ void fs_init(struct fsview *fs, const char *root);
  */
 void fs_init_cwd(struct fsview *fs, const char *root, const char *cwd);
 bool fs_is_rooted(const struct fsview *fs);
+/*
+ * From now on each folder of the disk listed in full is remembered (in a,
+ * for as long as a lives): a second listing of it replays the names, and
+ * fs_kind_of() of a path in it answers from them (absent: FS_MISSING; a
+ * file or folder: its kind; a link or an unknown type: stat() decides).
+ * A scan sees the disk as it was when it listed a folder.  Only while no
+ * vfs is set (a vfs can change under a scan), and only folders anyone may
+ * search (mode 0111: stat() of a name in one that is not could fail
+ * where the listing has it).
+ */
+void fs_remember_listings(struct fsview *fs, struct arena *a);
 
 enum fs_kind { FS_MISSING, FS_REGULAR, FS_DIR, FS_FIFO, FS_DEVICE, FS_SOCKET, FS_OTHER };
 
@@ -62,7 +76,8 @@ struct fs_stat {
 
 /* stat() following links, inside the root. */
 void fs_stat(const struct fsview *fs, const char *path, struct fs_stat *st);
-/* fs_stat()'s kind alone: "is it a file, a folder, there at all". */
+/* fs_stat()'s kind alone: "is it a file, a folder, there at all"; from a
+ * remembered listing of its folder when there is one. */
 enum fs_kind fs_kind_of(const struct fsview *fs, const char *path);
 /* lstat(): does not follow a final symlink; kind FS_OTHER for a link. */
 bool fs_is_symlink(const struct fsview *fs, const char *path);

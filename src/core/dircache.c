@@ -1,0 +1,105 @@
+#include "core/dircache.h"
+#include "core/hashmap.h"
+
+struct dir_entry {
+	const char *name;
+	uint32_t hash;
+	uint8_t kind;
+	bool is_link;
+};
+
+struct dir_listing {
+	struct dir_entry *entry;	/* in the folder's order */
+	size_t n, cap;
+	uint32_t *slot;			/* open addressing: entry index + 1, 0 empty */
+	size_t nslot;			/* a power of two, at least twice n */
+};
+
+struct dircache {
+	struct arena *a;
+	struct strmap by_dir;		/* folder path -> struct dir_listing */
+	size_t names, max_names;
+	bool full;
+};
+
+struct dircache *dircache_new(struct arena *a, size_t max_names)
+{
+	struct dircache *c = arena_calloc(a, 1, sizeof *c);
+	c->a = a;
+	c->max_names = max_names;
+	return c;
+}
+
+struct dir_listing *dircache_begin(struct dircache *c)
+{
+	return c->full ? NULL : arena_calloc(c->a, 1, sizeof(struct dir_listing));
+}
+
+bool dircache_add(struct dircache *c, struct dir_listing *l, const char *name, uint8_t kind, bool is_link)
+{
+	if (c->full || c->names >= c->max_names) {
+		c->full = true;
+		return false;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		l->entry = arena_grow(c->a, l->entry, l->n, cap, sizeof *l->entry);
+		l->cap = cap;
+	}
+	struct dir_entry *e = &l->entry[l->n++];
+	e->name = arena_strdup(c->a, name);
+	e->hash = hash_str(name);
+	e->kind = kind;
+	e->is_link = is_link;
+	c->names++;
+	return true;
+}
+
+void dircache_keep(struct dircache *c, struct dir_listing *l, const char *dir)
+{
+	if (c->full || strmap_get(&c->by_dir, dir))
+		return;
+	size_t nslot = 16;
+	while (nslot < 2 * l->n)
+		nslot *= 2;
+	l->slot = arena_calloc(c->a, nslot, sizeof *l->slot);
+	l->nslot = nslot;
+	for (size_t i = 0; i < l->n; i++) {
+		size_t j = l->entry[i].hash & (nslot - 1);
+		while (l->slot[j])
+			j = (j + 1) & (nslot - 1);
+		l->slot[j] = (uint32_t)(i + 1);
+	}
+	strmap_put(c->a, &c->by_dir, arena_strdup(c->a, dir), l);
+}
+
+const struct dir_listing *dircache_get(const struct dircache *c, const char *dir)
+{
+	return strmap_get(&c->by_dir, dir);
+}
+
+bool dircache_find(const struct dir_listing *l, const char *name, uint8_t *kind, bool *is_link)
+{
+	uint32_t h = hash_str(name);
+	for (size_t j = h & (l->nslot - 1); l->slot[j]; j = (j + 1) & (l->nslot - 1)) {
+		const struct dir_entry *e = &l->entry[l->slot[j] - 1];
+		if (e->hash == h && str_eq(e->name, name)) {
+			*kind = e->kind;
+			*is_link = e->is_link;
+			return true;
+		}
+	}
+	return false;
+}
+
+size_t dircache_count(const struct dir_listing *l)
+{
+	return l->n;
+}
+
+const char *dircache_entry(const struct dir_listing *l, size_t i, uint8_t *kind, bool *is_link)
+{
+	*kind = l->entry[i].kind;
+	*is_link = l->entry[i].is_link;
+	return l->entry[i].name;
+}
