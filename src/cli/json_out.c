@@ -61,34 +61,39 @@ void jw_arr_end(struct jw *w) { close_(w, ']'); }
 void jw_write_string(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
+	size_t n = strlen(s), i = 0, run = 0;	/* p[run, i): written as they are, at once */
 	fputc('"', out);
-	for (size_t i = 0; i < n;) {
+	while (i < n) {
 		unsigned char c = p[i];
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			i++;
+			continue;
+		}
+		uint32_t cp;
+		size_t l = c >= 0x80 ? utf8_seq(p + i, n - i, &cp) : 0;
+		if (l) {
+			i += l;	/* a whole UTF-8 character */
+			continue;
+		}
+		if (i > run)
+			fwrite(p + run, 1, i - run, out);
 		if (c == '"' || c == '\\') {
 			fputc('\\', out);
 			fputc(c, out);
-			i++;
-		} else if (c < 0x20) {
+		} else if (c >= 0x80) {
+			fputs("\xef\xbf\xbd", out);	/* not UTF-8: U+FFFD */
+		} else {
 			switch (c) {
 			case '\n': fputs("\\n", out); break;
 			case '\t': fputs("\\t", out); break;
 			case '\r': fputs("\\r", out); break;
 			default: fprintf(out, "\\u%04x", c); break;
 			}
-			i++;
-		} else {
-			uint32_t cp;
-			size_t l = utf8_seq(p + i, n - i, &cp);
-			if (l == 0) {
-				fputs("\xef\xbf\xbd", out);
-				i++;
-			} else {
-				fwrite(p + i, 1, l, out);
-				i += l;
-			}
 		}
+		run = ++i;
 	}
+	if (i > run)
+		fwrite(p + run, 1, i - run, out);
 	fputc('"', out);
 }
 
