@@ -267,6 +267,16 @@ struct conv {
 	const struct object *tc_obj;
 	const char *tc_releases, *tc_fix;
 	struct value *tc_json;
+	/* other_copies() of each library name, for the dlopen copies_dr: every
+	 * undefined symbol the missing library explains asks again */
+	const struct dlopen_result *copies_dr;
+	size_t copies_nmaps;
+	struct strmap copies_of;
+	/* loaded_objects() for the same dlopen and process state */
+	const struct dlopen_result *loaded_dr;
+	size_t loaded_nmaps;
+	struct nm_object *loaded;
+	size_t nloaded;
 };
 
 /* ---- C++ and version explanations (cxx/) ---- */
@@ -337,7 +347,23 @@ static bool in_list(struct lmap *const *v, size_t n, const struct lmap *m)
 
 /* Every object of the process and of this dlopen, with whether a symbol
  * lookup from the dlopen's objects searches it (global scope + its list). */
+static size_t find_loaded_objects(struct conv *c, struct nm_object **out);
+
+/* The same for every failure of one dlopen: made once (each undefined
+ * symbol asks, and a torch process has hundreds of objects). */
 static size_t loaded_objects(struct conv *c, struct nm_object **out)
+{
+	const struct process *p = &c->r->proc;
+	if (!c->loaded || c->loaded_dr != c->dr || c->loaded_nmaps != p->maps.n) {
+		c->nloaded = find_loaded_objects(c, &c->loaded);
+		c->loaded_dr = c->dr;
+		c->loaded_nmaps = p->maps.n;
+	}
+	*out = c->loaded;
+	return c->nloaded;
+}
+
+static size_t find_loaded_objects(struct conv *c, struct nm_object **out)
 {
 	const struct process *p = &c->r->proc;
 	size_t cap = p->maps.n + (c->dr ? c->dr->nsearchlist : 0);
@@ -424,7 +450,31 @@ static void copy_in_dir(struct conv *c, const char *dir, const char *name, struc
  * directories of every loaded object, on LD_LIBRARY_PATH, in ld.so.cache,
  * in the default directories, and the caller's extra paths.
  */
+struct copies {
+	struct nm_object *v;
+	size_t n;
+};
+
+static size_t find_other_copies(struct conv *c, const char *name, struct nm_object **out);
+
 static size_t other_copies(struct conv *c, const char *name, struct nm_object **out)
+{
+	if (c->copies_dr != c->dr || c->copies_nmaps != c->r->proc.maps.n) {
+		memset(&c->copies_of, 0, sizeof c->copies_of);	/* another dlopen: other objects loaded */
+		c->copies_dr = c->dr;
+		c->copies_nmaps = c->r->proc.maps.n;
+	}
+	struct copies *known = strmap_get(&c->copies_of, name);
+	if (!known) {
+		known = arena_alloc(&c->s->arena, sizeof *known);
+		known->n = find_other_copies(c, name, &known->v);
+		strmap_put(&c->s->arena, &c->copies_of, arena_strdup(&c->s->arena, name), known);
+	}
+	*out = known->v;
+	return known->n;
+}
+
+static size_t find_other_copies(struct conv *c, const char *name, struct nm_object **out)
 {
 	struct nm_object *loaded;
 	size_t nloaded = loaded_objects(c, &loaded);
