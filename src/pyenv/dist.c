@@ -109,13 +109,22 @@ static bool path_is_plain(const char *p, size_t *len)
 	return true;
 }
 
-static struct dist_file *add_row(struct arena *a, const char *base, const char *path, struct dist *d)
+/* The length of d's site when rows relative to it can be taken as they
+ * are (add_row), else 0. */
+static size_t plain_site_len(const struct dist *d)
 {
-	size_t site_len, path_len;
+	size_t len;
+	return d->site && d->site[0] == '/' && path_is_plain(d->site + 1, &len) ? len + 1 : 0;
+}
+
+/* site_len: plain_site_len(d) when base is d's site, else 0. */
+static struct dist_file *add_row(struct arena *a, const char *base, const char *path, struct dist *d,
+				 size_t site_len)
+{
+	size_t path_len;
 	/* most rows: a plain path under a plain site, already what the
 	 * normalising below makes of it (a torch RECORD has 18,000 of them) */
-	if (d->site && base == d->site && d->site[0] == '/' && path_is_plain(d->site + 1, &site_len) &&
-	    path_is_plain(path, &path_len) && site_len + 2 + path_len < DIST_PATH_MAX) {
+	if (site_len && base == d->site && path_is_plain(path, &path_len) && site_len + 1 + path_len < DIST_PATH_MAX) {
 		struct dist_file *f = &d->file[d->nfile++];
 		f->hash = NULL;
 		f->size = -1;
@@ -153,6 +162,7 @@ void record_parse(struct arena *a, const char *base, const char *text, size_t le
 void record_parse_in_place(struct arena *a, const char *base, char *copy, size_t len, struct dist *d)
 {
 	reserve_rows(a, d, copy, len);
+	size_t site_len = base == d->site ? plain_site_len(d) : 0;
 	char *p = copy, *end = copy + len;
 	size_t lineno = 0;
 	while (p < end) {
@@ -175,7 +185,7 @@ void record_parse_in_place(struct arena *a, const char *base, char *copy, size_t
 			problem(a, d, "RECORD line %zu is malformed", lineno);
 			continue;
 		}
-		struct dist_file *f = add_row(a, base, path, d);
+		struct dist_file *f = add_row(a, base, path, d, site_len);
 		f->hash = *hash ? hash : NULL;
 		if (*size) {
 			char *e;
@@ -208,7 +218,7 @@ static void installed_files_parse(struct arena *a, const char *text, size_t len,
 		if (n && line[n - 1] == '\r')
 			line[--n] = '\0';
 		if (n)
-			add_row(a, d->meta, line, d);
+			add_row(a, d->meta, line, d, 0);
 		line = next;
 	}
 }
@@ -448,7 +458,7 @@ static void load_conda_meta(struct scan *s, struct distset *ds, const char *pref
 			for (size_t k = 0; k < nf; k++) {
 				const char *rel = json_string_value(json_array_get(files, k));
 				if (rel)
-					add_row(&s->arena, prefix, arena_strdup(&s->arena, rel), d);
+					add_row(&s->arena, prefix, arena_strdup(&s->arena, rel), d, 0);
 			}
 		}
 		json_decref(root);
