@@ -1028,12 +1028,9 @@ static const char *shadowed_by(struct check_ctx *x, const struct inv_obj *io)
 	for (size_t i = 0; i < e->nsite && !str_eq(e->site[i], io->site); i++) {
 		const char *cand[] = { arena_printf(&x->s->arena, "%s/%s/__init__.py", e->site[i], io->package),
 				       arena_printf(&x->s->arena, "%s/%s.py", e->site[i], io->package) };
-		for (size_t k = 0; k < ARRAY_SIZE(cand); k++) {
-			struct fs_stat st;
-			fs_stat(&x->s->fs, cand[k], &st);
-			if (st.kind == FS_REGULAR)
+		for (size_t k = 0; k < ARRAY_SIZE(cand); k++)
+			if (fs_kind_of(&x->s->fs, cand[k]) == FS_REGULAR)
 				return cand[k];
-		}
 	}
 	return NULL;
 }

@@ -518,11 +518,7 @@ void check_system_files(struct check_ctx *x)
 	const char *path;
 	void *pkg;
 	while (strmap_next(&so->by_path, &pos, &path, &pkg)) {
-		if (!import_relevant(path))
-			continue;
-		struct fs_stat st;
-		fs_stat(&s->fs, path, &st);
-		if (st.kind != FS_MISSING)
+		if (!import_relevant(path) || fs_kind_of(&s->fs, path) != FS_MISSING)
 			continue;
 		struct gone_pkg *g = strmap_get(&by_pkg, pkg);
 		if (!g) {

@@ -625,9 +625,7 @@ void torch_layout_read(struct scan *s, const struct pyenv *e, struct torch_layou
 	memset(t, 0, sizeof *t);
 	for (size_t i = 0; i < e->nsite && !t->found; i++) {
 		const char *dir = arena_printf(&s->arena, "%s/torch", e->site[i]);
-		struct fs_stat st;
-		fs_stat(&s->fs, arena_printf(&s->arena, "%s/__init__.py", dir), &st);
-		if (st.kind == FS_REGULAR) {
+		if (fs_kind_of(&s->fs, arena_printf(&s->arena, "%s/__init__.py", dir)) == FS_REGULAR) {
 			t->found = true;
 			t->dir = dir;
 			t->site = e->site[i];

@@ -74,9 +74,7 @@ static struct finding *system_copy(struct check_ctx *x, struct finding *lnf, con
 	const struct ptrvec *dirs = toolkit_dirs(x);
 	for (size_t i = 0; i < dirs->n; i++) {
 		const char *path = arena_printf(a, "%s/%s", (const char *)dirs->item[i], lib);
-		struct fs_stat st;
-		fs_stat(&s->fs, path, &st);
-		if (st.kind != FS_REGULAR)
+		if (fs_kind_of(&s->fs, path) != FS_REGULAR)
 			continue;
 		struct finding *f = finding_add(&s->findings, "library-off-path", SEV_ERROR, lnf->object);
 		finding_title(&s->findings, f, "%s is installed at %s (a CUDA toolkit), but not where the loader looks "
@@ -235,9 +233,7 @@ static const struct ptrvec *findable_copies(struct check_ctx *x, const char *lib
 		const struct inv_obj *h = hits->item[i];
 		char dir[PATH_MAX];
 		path_dirname(h->path, dir, sizeof dir);
-		struct fs_stat st;
-		fs_stat(&s->fs, arena_printf(&s->arena, "%s/%s", dir, lib), &st);
-		if (st.kind == FS_REGULAR)
+		if (fs_kind_of(&s->fs, arena_printf(&s->arena, "%s/%s", dir, lib)) == FS_REGULAR)
 			ptrvec_push(&s->arena, out, hits->item[i]);
 	}
 	return out;
