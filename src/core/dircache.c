@@ -20,7 +20,18 @@ struct dircache {
 	struct strmap by_dir;		/* folder path -> struct dir_listing */
 	size_t names, max_names;
 	bool full;
+	/* names packed end to end (the arena rounds each allocation to 16
+	 * bytes: a site's 66,000 short names would cost twice their size) */
+	char *pool;
+	size_t pool_left;
+	/* the entries of the listing being recorded, copied out exactly once
+	 * kept (growing them in the arena would abandon each old array) */
+	struct dir_entry *scratch;
+	size_t scratch_cap;
+	bool recording;			/* a listing is being recorded into scratch */
 };
+
+#define NAME_POOL_CHUNK (64u * 1024u)
 
 struct dircache *dircache_new(struct arena *a, size_t max_names)
 {
@@ -32,7 +43,28 @@ struct dircache *dircache_new(struct arena *a, size_t max_names)
 
 struct dir_listing *dircache_begin(struct dircache *c)
 {
-	return c->full ? NULL : arena_calloc(c->a, 1, sizeof(struct dir_listing));
+	if (c->full || c->recording)
+		return NULL;	/* a listing inside another's callback is not kept */
+	struct dir_listing *l = arena_calloc(c->a, 1, sizeof *l);
+	l->entry = c->scratch;	/* until dircache_finish() copies them out */
+	l->cap = c->scratch_cap;
+	c->recording = true;
+	return l;
+}
+
+static const char *pooled(struct dircache *c, const char *name)
+{
+	size_t n = strlen(name) + 1;
+	if (n > c->pool_left) {
+		size_t chunk = MAX(n, (size_t)NAME_POOL_CHUNK);
+		c->pool = arena_alloc(c->a, chunk);
+		c->pool_left = chunk;
+	}
+	char *p = c->pool;
+	memcpy(p, name, n);
+	c->pool += n;
+	c->pool_left -= n;
+	return p;
 }
 
 bool dircache_add(struct dircache *c, struct dir_listing *l, const char *name, uint8_t kind, bool is_link)
@@ -42,12 +74,14 @@ bool dircache_add(struct dircache *c, struct dir_listing *l, const char *name, u
 		return false;
 	}
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		l->entry = arena_grow(c->a, l->entry, l->n, cap, sizeof *l->entry);
-		l->cap = cap;
+		/* the scratch grows to the largest folder, once (what it leaves
+		 * behind in the arena is at most as much again) */
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		l->entry = c->scratch = arena_grow(c->a, l->entry, l->n, cap, sizeof *l->entry);
+		l->cap = c->scratch_cap = cap;
 	}
 	struct dir_entry *e = &l->entry[l->n++];
-	e->name = arena_strdup(c->a, name);
+	e->name = pooled(c, name);
 	e->hash = hash_str(name);
 	e->kind = kind;
 	e->is_link = is_link;
@@ -55,11 +89,16 @@ bool dircache_add(struct dircache *c, struct dir_listing *l, const char *name, u
 	return true;
 }
 
-void dircache_keep(struct dircache *c, struct dir_listing *l, const char *dir)
+void dircache_finish(struct dircache *c, struct dir_listing *l, const char *dir)
 {
-	if (c->full || strmap_get(&c->by_dir, dir))
+	c->recording = false;
+	if (!dir || c->full || strmap_get(&c->by_dir, dir))
 		return;
-	size_t nslot = 16;
+	struct dir_entry *own = arena_alloc(c->a, (l->n ? l->n : 1) * sizeof *own);
+	memcpy(own, l->entry, l->n * sizeof *own);
+	l->entry = own;
+	l->cap = l->n;
+	size_t nslot = 4;
 	while (nslot < 2 * l->n)
 		nslot *= 2;
 	l->slot = arena_calloc(c->a, nslot, sizeof *l->slot);

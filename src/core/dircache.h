@@ -25,13 +25,16 @@ struct dir_listing;
  * listings are kept (the questions go to the disk). */
 struct dircache *dircache_new(struct arena *a, size_t max_names);
 
-/* A listing being recorded, or NULL when the cache is full. */
+/* A listing being recorded, or NULL when the cache is full or another is
+ * being recorded (a folder listed from inside another's listing is not
+ * kept: the entries being recorded live in one buffer). */
 struct dir_listing *dircache_begin(struct dircache *c);
 /* One entry, in the order the folder gave it; false when the cache is
  * full (the listing is then never kept). */
 bool dircache_add(struct dircache *c, struct dir_listing *l, const char *name, uint8_t kind, bool is_link);
-/* Keeps l as dir's complete listing. */
-void dircache_keep(struct dircache *c, struct dir_listing *l, const char *dir);
+/* Ends l's recording, and keeps it as dir's complete listing (dir NULL:
+ * the listing stopped early, keep nothing). */
+void dircache_finish(struct dircache *c, struct dir_listing *l, const char *dir);
 
 /* dir's listing, or NULL when it was never kept. */
 const struct dir_listing *dircache_get(const struct dircache *c, const char *dir);

@@ -970,15 +970,15 @@ bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *
 		if (fs->vfs && !fs->vfs->exclusive && vfs_child_hidden_or_listed(fs, norm, de->d_name))
 			continue;
 		enum fs_kind kind = de->d_type == DT_DIR ? FS_DIR : de->d_type == DT_REG ? FS_REGULAR : FS_OTHER;
-		if (keep && !dircache_add(fs->listings, keep, de->d_name, (uint8_t)kind, de->d_type == DT_LNK))
-			keep = NULL;
+		if (keep && whole && !dircache_add(fs->listings, keep, de->d_name, (uint8_t)kind, de->d_type == DT_LNK))
+			whole = false;
 		if (!fn(ctx, de->d_name, kind, de->d_type == DT_LNK)) {
 			whole = false;
 			break;
 		}
 	}
-	if (keep && whole)
-		dircache_keep(fs->listings, keep, path);
+	if (keep)
+		dircache_finish(fs->listings, keep, whole ? path : NULL);
 	closedir(dir);
 	return true;
 }

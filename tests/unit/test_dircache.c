@@ -111,6 +111,47 @@ static void same_as_stat(void)
 	arena_release(&a);
 }
 
+struct nest {
+	const struct fsview *fs;
+	bool done;
+};
+
+/* Lists site/pkg/sub from inside the listing of site/pkg. */
+static bool list_inside(void *ctx, const char *name, enum fs_kind kind, bool is_link)
+{
+	struct nest *n = ctx;
+	struct names inner = { .n = 0 };
+	(void)name;
+	(void)kind;
+	(void)is_link;
+	if (!n->done)
+		fs_list_dir(n->fs, at("site/pkg/sub"), collect, &inner);
+	n->done = true;
+	return true;
+}
+
+/* A folder listed from inside another folder's listing is not kept (the
+ * entries being recorded share one buffer); the outer one is, whole. */
+static void nested(void)
+{
+	struct arena a;
+	arena_init(&a);
+	struct fsview fs;
+	fs_init(&fs, NULL);
+	fs_remember_listings(&fs, &a);
+	struct nest n = { &fs, false };
+	fs_list_dir(&fs, at("site/pkg"), list_inside, &n);
+	make_file("site/pkg/sub/later.py");
+	make_file("site/pkg/later.py");
+	CHECK(fs_kind_of(&fs, at("site/pkg/sub/later.py")) == FS_REGULAR, "the inner listing was not kept");
+	CHECK(fs_kind_of(&fs, at("site/pkg/later.py")) == FS_MISSING, "the outer one was");
+	CHECK(fs_kind_of(&fs, at("site/pkg/mod.py")) == FS_REGULAR && fs_kind_of(&fs, at("site/pkg/sub")) == FS_DIR,
+	      "with every name of its own");
+	unlink(at("site/pkg/sub/later.py"));
+	unlink(at("site/pkg/later.py"));
+	arena_release(&a);
+}
+
 static void bounded(void)
 {
 	struct arena a;
@@ -122,7 +163,7 @@ static void bounded(void)
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		all &= dircache_add(c, l, names[i], FS_REGULAR, false);
 	CHECK(!all, "a fourth name is refused when three may be kept");
-	dircache_keep(c, l, "/x");
+	dircache_finish(c, l, "/x");
 	CHECK(dircache_get(c, "/x") == NULL, "and the listing is not kept");
 	CHECK(dircache_begin(c) == NULL, "nor any later one");
 	arena_release(&a);
@@ -132,6 +173,7 @@ int main(void)
 {
 	build_tree();
 	same_as_stat();
+	nested();
 	bounded();
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "%s", root);
