@@ -218,6 +218,14 @@ static void forget_relocations(const struct object *o)
 	object_forget(o, o->elf.jmprel.data);
 }
 
+void object_forget_all(const struct object *o)
+{
+	if (o->map.borrowed || !o->map.data || !o->map.len)
+		return;
+	/* the mapping starts on a page: mmap() placed it */
+	(void)madvise((void *)o->map.data, o->map.len, MADV_DONTNEED);
+}
+
 void object_forget_names(struct object *o)
 {
 	if (o->kind != OBJ_ELF || !o->elf_ok || !o->refs_done || o->names_forgotten)

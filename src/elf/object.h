@@ -137,6 +137,11 @@ bool objcache_is_dir(struct objcache *c, const char *path);
  * once: a later relocation of o in another process rebinds from memory
  * (process.c) and reads few of them again. */
 void object_forget_names(struct object *o);
+/* Drops every page of o's mapping from the resident set: after the
+ * inventory has read its headers, most of a site's objects are never
+ * read again, and what a later step reads faults back in from the page
+ * cache (a vfs node's bytes are never dropped: they are not the file's). */
+void object_forget_all(const struct object *o);
 void object_check_tables(struct objcache *c, struct object *o);
 
 /* The relocation references of an ELF object (computed once). */

@@ -134,6 +134,7 @@ static void consider_file(struct walker *w, const char *path, const char *name)
 	index_name(s, w->inv, name, io);
 	if (o->elf_ok && o->elf.soname)
 		index_name(s, w->inv, o->elf.soname, io);
+	object_forget_all(o);	/* a site's objects, all mapped at once, would stay resident */
 }
 
 struct dir_ctx {
