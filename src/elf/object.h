@@ -44,6 +44,7 @@ struct object {
 	struct elf_vslot *vslot;
 	size_t nvslot;
 	struct bind_memory *bind;	/* the loader model's memory of binding it (process.c) */
+	struct path_lists *paths;	/* its DT_RPATH/DT_RUNPATH as folders, by $ORIGIN (search.c) */
 };
 
 /* What the loader's open(O_RDONLY) + read() sees at a path. */

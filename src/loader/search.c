@@ -49,10 +49,10 @@ static size_t is_dst(const char *in, const char *ref)
 	return curly ? n + 2 : n;
 }
 
-char *expand_dst(struct process *p, const struct lmap *l, const char *s)
+static char *expand_dst_in(struct arena *a, struct process *p, const struct lmap *l, const char *s)
 {
 	if (!strchr(s, '$'))
-		return arena_strdup(p->arena, s);
+		return arena_strdup(a, s);
 	char out[8192];
 	size_t o = 0;
 	while (*s && o < sizeof out - 1) {
@@ -79,10 +79,17 @@ char *expand_dst(struct process *p, const struct lmap *l, const char *s)
 		out[o++] = *s++;
 	}
 	out[o] = '\0';
-	return arena_strdup(p->arena, out);
+	return arena_strdup(a, out);
 }
 
-char **split_path_list(struct process *p, const struct lmap *l, const char *list, const char *seps)
+char *expand_dst(struct process *p, const struct lmap *l, const char *s)
+{
+	return expand_dst_in(p->arena, p, l, s);
+}
+
+/* split_path_list() into a given arena. */
+static char **split_path_list_in(struct arena *a, struct process *p, const struct lmap *l, const char *list,
+				 const char *seps)
 {
 	/* fillin_rpath: strsep on the separators; an empty element stays as ""
 	 * (the current directory); an element whose DSTs expand to nothing is
@@ -92,22 +99,22 @@ char **split_path_list(struct process *p, const struct lmap *l, const char *list
 	for (const char *c = list; *c; c++)
 		if (strchr(seps, *c))
 			cap++;
-	char **dirs = arena_calloc(p->arena, cap + 1, sizeof *dirs);
+	char **dirs = arena_calloc(a, cap + 1, sizeof *dirs);
 	size_t n = 0;
 	const char *s = list;
 	for (;;) {
 		size_t len = strcspn(s, seps);
-		char *elem = arena_strndup(p->arena, s, len);
+		char *elem = arena_strndup(a, s, len);
 		char *dir = NULL;
 		if (*elem == '\0') {
 			dir = elem;
 		} else {
-			char *exp = expand_dst(p, l, elem);
+			char *exp = expand_dst_in(a, p, l, elem);
 			if (exp && *exp) {
 				size_t el = strlen(exp);
 				while (el > 1 && exp[el - 1] == '/')
 					el--;
-				dir = arena_printf(p->arena, "%.*s%s", (int)el, exp,
+				dir = arena_printf(a, "%.*s%s", (int)el, exp,
 						   (el == 1 && exp[0] == '/') ? "" : "/");
 			}
 		}
@@ -125,6 +132,11 @@ char **split_path_list(struct process *p, const struct lmap *l, const char *list
 	}
 	dirs[n] = NULL;
 	return dirs;
+}
+
+char **split_path_list(struct process *p, const struct lmap *l, const char *list, const char *seps)
+{
+	return split_path_list_in(p->arena, p, l, list, seps);
 }
 
 /* ---- candidate verification (open_verify) ---- */
@@ -414,11 +426,47 @@ static bool try_list(struct search_state *s, struct search_step *st, char **dirs
 
 /* decompose_rpath: an empty RPATH or RUNPATH is ignored, not the current
  * directory (as an empty element within one is). */
-static char **rpath_dirs(struct process *p, const struct lmap *l, const char *list)
+/*
+ * An object's DT_RPATH and DT_RUNPATH as folders, split and expanded once
+ * for each $ORIGIN it is loaded from (and the DST values in force): every
+ * DT_NEEDED of every process that loads it searches them, and TensorFlow's
+ * RUNPATHs name a dozen folders each.  In the scan's arena, with the object.
+ */
+struct path_lists {
+	const char *origin, *platform, *dst_lib;
+	char **dirs[2];		/* [0] DT_RPATH, [1] DT_RUNPATH; NULL until asked */
+	struct path_lists *next;	/* the lists for another $ORIGIN */
+};
+
+/* Both NULL, or the same text. */
+static bool same_text(const char *a, const char *b)
 {
+	return a == b || (a && b && str_eq(a, b));
+}
+
+static char **rpath_dirs(struct process *p, const struct lmap *l, bool runpath)
+{
+	const char *list = runpath ? l->obj->elf.runpath : l->obj->elf.rpath;
 	if (!list[0])
 		return arena_calloc(p->arena, 1, sizeof(char *));
-	return split_path_list(p, l, list, ":");
+	/* in the object cache's arena: a scan that borrows the objects
+	 * (scan_borrow_objects) ends before their owner */
+	struct arena *a = p->oc->arena;
+	struct path_lists *pl = l->obj->paths;
+	while (pl && !(same_text(pl->origin, l->origin) && same_text(pl->platform, p->facts.platform) &&
+		       same_text(pl->dst_lib, p->facts.dst_lib)))
+		pl = pl->next;
+	if (!pl) {
+		pl = arena_calloc(a, 1, sizeof *pl);
+		pl->origin = l->origin ? arena_strdup(a, l->origin) : NULL;
+		pl->platform = p->facts.platform ? arena_strdup(a, p->facts.platform) : NULL;
+		pl->dst_lib = p->facts.dst_lib ? arena_strdup(a, p->facts.dst_lib) : NULL;
+		pl->next = l->obj->paths;
+		l->obj->paths = pl;
+	}
+	if (!pl->dirs[runpath])
+		pl->dirs[runpath] = split_path_list_in(a, p, l, list, ":");
+	return pl->dirs[runpath];
 }
 
 static bool obj_has(const struct lmap *l, bool runpath)
@@ -456,7 +504,7 @@ void search_library(struct process *p, struct lmap *loader, const char *name,
 			if (!obj_has(l, false))
 				continue;
 			struct search_step *st = new_step(&s, FOUND_RPATH, l->path, l->obj->elf.rpath, NULL);
-			char **dirs = rpath_dirs(p, l, l->obj->elf.rpath);
+			char **dirs = rpath_dirs(p, l, false);
 			if (try_list(&s, st, dirs, FOUND_RPATH, l))
 				goto done;
 			did_main |= l == main;
@@ -464,7 +512,7 @@ void search_library(struct process *p, struct lmap *loader, const char *name,
 		if (!did_main && main && obj_has(main, false)) {
 			struct search_step *st = new_step(&s, FOUND_RPATH, main->path,
 							  main->obj->elf.rpath, NULL);
-			char **dirs = rpath_dirs(p, main, main->obj->elf.rpath);
+			char **dirs = rpath_dirs(p, main, false);
 			if (try_list(&s, st, dirs, FOUND_RPATH, main))
 				goto done;
 		}
@@ -483,7 +531,7 @@ void search_library(struct process *p, struct lmap *loader, const char *name,
 	/* 3. DT_RUNPATH of the requester only */
 	if (loader && obj_has(loader, true)) {
 		struct search_step *st = new_step(&s, FOUND_RUNPATH, loader->path, loader->obj->elf.runpath, NULL);
-		char **dirs = rpath_dirs(p, loader, loader->obj->elf.runpath);
+		char **dirs = rpath_dirs(p, loader, true);
 		if (try_list(&s, st, dirs, FOUND_RUNPATH, loader))
 			goto done;
 	}
