@@ -411,6 +411,8 @@ static bool listed_kind(const struct fsview *fs, const char *path, enum fs_kind 
 		return false;
 	char name[NAME_MAX + 1];
 	size_t len = strlen(path);
+	if (len + fs->root_len >= PATH_MAX)
+		return false;	/* stat() says ENAMETOOLONG of a name its folder lists */
 	uint8_t k;
 	bool is_link;
 	const struct dir_listing *l = listing_of(fs, path, len, name, sizeof name);
@@ -885,12 +887,12 @@ static bool replay_listing(const struct dir_listing *l, fs_dir_fn fn, void *ctx)
 	return true;
 }
 
-/* A listing of dir to remember, or NULL: not asked to, or a folder not
- * everyone may search (see fs_remember_listings). */
+/* A listing of dir to remember, or NULL: not asked to, or a folder this
+ * process may not search (see fs_remember_listings; an ACL can refuse what
+ * the mode bits allow, so the kernel is asked). */
 static struct dir_listing *listing_to_keep(const struct fsview *fs, DIR *dir)
 {
-	struct stat st;
-	if (!fs->listings || fstat(dirfd(dir), &st) != 0 || (st.st_mode & 0111) != 0111)
+	if (!fs->listings || faccessat(dirfd(dir), ".", X_OK, AT_EACCESS) != 0)
 		return NULL;
 	return dircache_begin(fs->listings);
 }
@@ -964,6 +966,7 @@ bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *
 	struct dir_listing *keep = fs->vfs ? NULL : listing_to_keep(fs, dir);
 	struct dirent *de;
 	bool whole = true;
+	errno = 0;
 	while ((de = readdir(dir)) != NULL) {
 		if (str_eq(de->d_name, ".") || str_eq(de->d_name, ".."))
 			continue;
@@ -976,7 +979,10 @@ bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *
 			whole = false;
 			break;
 		}
+		errno = 0;	/* readdir() says an error only through errno */
 	}
+	if (errno)
+		whole = false;	/* a listing cut short by EIO is not the folder */
 	if (keep)
 		dircache_finish(fs->listings, keep, whole ? path : NULL);
 	closedir(dir);

@@ -367,6 +367,11 @@ static void load_dist_info(struct scan *s, struct distset *ds, const char *site,
 		if (text) {
 			d->has_record = true;
 			if (record_fits(s, ds, d, "RECORD", len, count_rows(text, len))) {
+				/* kept as long as the scan, so no larger than its text (a
+				 * file whose size reads 0 is read into a buffer of the most
+				 * allowed) */
+				char *fit = realloc(text, len + 1);
+				text = fit ? fit : text;
 				arena_adopt(&s->arena, text);	/* the rows point into it */
 				record_parse_in_place(&s->arena, site, text, len, d);
 			} else {
