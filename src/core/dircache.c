@@ -95,7 +95,8 @@ void dircache_finish(struct dircache *c, struct dir_listing *l, const char *dir)
 	if (!dir || c->full || strmap_get(&c->by_dir, dir))
 		return;
 	struct dir_entry *own = arena_alloc(c->a, (l->n ? l->n : 1) * sizeof *own);
-	memcpy(own, l->entry, l->n * sizeof *own);
+	if (l->n)	/* an empty folder's scratch may be NULL: memcpy must not see it */
+		memcpy(own, l->entry, l->n * sizeof *own);
 	l->entry = own;
 	l->cap = l->n;
 	size_t nslot = 4;

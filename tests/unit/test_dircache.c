@@ -61,6 +61,7 @@ static void build_tree(void)
 	SETUP(symlink("pkg", at("site/link_to_pkg")) == 0 && symlink("pkg/mod.py", at("site/file_link.py")) == 0 &&
 	      symlink("nowhere", at("site/dangling.py")) == 0, "make the links");
 	SETUP(mkdir(at("site/closed"), 0700) == 0, "make a folder only its owner may search");
+	SETUP(mkdir(at("site/empty"), 0755) == 0, "make an empty folder");
 	make_file("site/closed/inner.py");
 }
 
@@ -72,7 +73,8 @@ static void same_as_stat(void)
 	fs_init(&remembered, NULL);
 	fs_init(&plain, NULL);
 	fs_remember_listings(&remembered, &a);
-	static const char *const listed[] = { "site", "site/pkg", "site/pkg/sub", "site/closed" };
+	/* the empty folder first: nothing recorded yet, its entries NULL */
+	static const char *const listed[] = { "site/empty", "site", "site/pkg", "site/pkg/sub", "site/closed" };
 	for (size_t i = 0; i < ARRAY_SIZE(listed); i++) {
 		struct names c = { .n = 0 };
 		fs_list_dir(&remembered, at(listed[i]), collect, &c);
@@ -82,7 +84,7 @@ static void same_as_stat(void)
 		"site/pkg/mod/x/y/__init__.py", "site/plain/__init__.py", "site/absent/x.py", "site/absent/a/b/c.py",
 		"site/link_to_pkg/mod.py", "site/link_to_pkg", "site/file_link.py", "site/dangling.py",
 		"site/closed/inner.py", "site/closed/absent.py", "site/pkg/sub/x.py", "site/pkg/sub", "site/pkg/.",
-		"site/pkg/..", "site/pkg/sub/",
+		"site/pkg/..", "site/pkg/sub/", "site/empty", "site/empty/x.py",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(asked); i++) {
 		enum fs_kind want = fs_kind_of(&plain, at(asked[i]));
@@ -186,7 +188,7 @@ int main(void)
 					     "site/plain.py", "site/link_to_pkg", "site/file_link.py", "site/dangling.py" };
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
 		unlink(at(files[i]));
-	static const char *const dirs[] = { "site/closed", "site/pkg/sub", "site/pkg", "site" };
+	static const char *const dirs[] = { "site/empty", "site/closed", "site/pkg/sub", "site/pkg", "site" };
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
 		rmdir(at(dirs[i]));
 	rmdir(cmd);
