@@ -76,11 +76,6 @@ const char *cause_takes_down(struct arena *a, const struct cause *c, bool verbos
 	return out;
 }
 
-static bool same_text(const char *a, const char *b)
-{
-	return a == b || (a && b && str_eq(a, b));
-}
-
 static const char *sev_col(const struct term *t, enum severity s)
 {
 	return s == SEV_ERROR ? c_red(t) : s == SEV_WARNING ? c_yellow(t) : c_cyan(t);
@@ -99,7 +94,7 @@ void render_cause_text_in_plan(const struct term *t, struct arena *a, const stru
 	 * of another kind is said (a CUDA major beside a missing library), and
 	 * more of the lead's own kind (other symbols) are counted */
 	size_t nalso = fix_note ? 1 : 2;
-	bool count_same = fix_note && !verbose;
+	bool brief = fix_note && !verbose;	/* under a plan, without -v */
 	const struct finding *f = c->lead;
 	const char *num = number ? arena_printf(a, "%d. ", number) : "";
 	const char *title = f->title ? f->title : "";
@@ -134,25 +129,25 @@ void render_cause_text_in_plan(const struct term *t, struct arena *a, const stru
 		bool dup = false;
 		for (size_t k = 0; k < i && !dup; k++) {
 			const struct finding *q = c->roots.item[k];
-			dup = q != f && str_eq(q->id, r->id) && same_text(val_get_str(q->fields, "symbol"),
+			dup = q != f && str_eq(q->id, r->id) && str_same(val_get_str(q->fields, "symbol"),
 									  val_get_str(r->fields, "symbol"));
 		}
-		if (dup || (str_eq(r->id, f->id) && same_text(val_get_str(r->fields, "symbol"),
+		if (dup || (str_eq(r->id, f->id) && str_same(val_get_str(r->fields, "symbol"),
 								 val_get_str(f->fields, "symbol"))))
 			continue;
 		more++;
-		if (!verbose && (said >= nalso || (count_same && str_eq(r->id, f->id))))
+		if (!verbose && (said >= nalso || (brief && str_eq(r->id, f->id))))
 			continue;
 		said++;
 		fprintf(t->out, "%salso: %s[%s]%s %s\n", pad, sev_col(t, r->severity), r->id, c_reset(t),
 			r->title ? one_line(r->title) : "");
-		if (r->fix && !same_text(r->fix, f->fix) && !c->fix)	/* a cause's own fix replaces the alternatives */
+		if (r->fix && !str_same(r->fix, f->fix) && !c->fix)	/* a cause's own fix replaces the alternatives */
 			fprintf(t->out, "%s      %sor fix:%s %s\n", pad, c_green(t), c_reset(t), one_line(r->fix));
 	}
 	if (more > said)
 		fprintf(t->out, "%s... and %zu more of this cause (-v shows them)\n", pad, more - said);
 	const char *fix = fix_note ? fix_note : c->fix ? c->fix : f->fix;
-	if (fix && !(fix_note && !verbose))	/* "the change above" repeats what the numbering says */
+	if (fix && !brief)	/* "the change above" repeats what the numbering says */
 		fprintf(t->out, "%s%sfix:%s %s\n", pad, c_green(t), c_reset(t), one_line(fix));
 	bool any_module = false;
 	for (size_t i = 0; i < c->members.n && !any_module; i++)

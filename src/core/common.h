@@ -36,6 +36,12 @@ static inline bool str_eq(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+/* str_eq() where either may be NULL: both NULL, or the same text. */
+static inline bool str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && str_eq(a, b));
+}
+
 static inline bool str_starts(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;

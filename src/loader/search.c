@@ -424,8 +424,6 @@ static bool try_list(struct search_state *s, struct search_step *st, char **dirs
 	return false;
 }
 
-/* decompose_rpath: an empty RPATH or RUNPATH is ignored, not the current
- * directory (as an empty element within one is). */
 /*
  * An object's DT_RPATH and DT_RUNPATH as folders, split and expanded once
  * for each $ORIGIN it is loaded from (and the DST values in force): every
@@ -438,12 +436,8 @@ struct path_lists {
 	struct path_lists *next;	/* the lists for another $ORIGIN */
 };
 
-/* Both NULL, or the same text. */
-static bool same_text(const char *a, const char *b)
-{
-	return a == b || (a && b && str_eq(a, b));
-}
-
+/* decompose_rpath: an empty RPATH or RUNPATH is ignored, not the current
+ * directory (as an empty element within one is). */
 static char **rpath_dirs(struct process *p, const struct lmap *l, bool runpath)
 {
 	const char *list = runpath ? l->obj->elf.runpath : l->obj->elf.rpath;
@@ -453,8 +447,8 @@ static char **rpath_dirs(struct process *p, const struct lmap *l, bool runpath)
 	 * (scan_borrow_objects) ends before their owner */
 	struct arena *a = p->oc->arena;
 	struct path_lists *pl = l->obj->paths;
-	while (pl && !(same_text(pl->origin, l->origin) && same_text(pl->platform, p->facts.platform) &&
-		       same_text(pl->dst_lib, p->facts.dst_lib)))
+	while (pl && !(str_same(pl->origin, l->origin) && str_same(pl->platform, p->facts.platform) &&
+		       str_same(pl->dst_lib, p->facts.dst_lib)))
 		pl = pl->next;
 	if (!pl) {
 		pl = arena_calloc(a, 1, sizeof *pl);
