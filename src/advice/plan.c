@@ -530,13 +530,6 @@ static const char *cand_text(struct advice *a, const struct plan_state *ps, cons
 			    *why ? arena_printf(ar, ": the torch %s binds", why) : "", n ? "; moves " : "", moved, re);
 }
 
-/*
- * Files no RECORD lists, in the folder of a distribution the change
- * reinstalls because its files are another release's (copied from another
- * host): a reinstall rewrites the files its RECORD lists and leaves these,
- * and they were copied with the rest.  Only those that fail to load today
- * are removed (nothing that works can need one), each once; returns how many.
- */
 /* The warning of binaries no RECORD owns (envfind.c), when the strays
  * removed are every one it lists: those removals are its actions too, so
  * the plan mends it and the text does not ask whether they were copied
@@ -562,6 +555,13 @@ static void strays_mend_unowned(struct advice *a, const struct ptrvec *removed)
 	}
 }
 
+/*
+ * Files no RECORD lists, in the folder of a distribution the change
+ * reinstalls because its files are another release's (copied from another
+ * host): a reinstall rewrites the files its RECORD lists and leaves these,
+ * and they were copied with the rest.  Only those that fail to load today
+ * are removed (nothing that works can need one), each once; returns how many.
+ */
 static size_t remove_strays(struct advice *a, struct plan_state *ps, const struct plan_cand *cand)
 {
 	struct arena *ar = &a->s->arena;

@@ -267,16 +267,15 @@ struct conv {
 	const struct object *tc_obj;
 	const char *tc_releases, *tc_fix;
 	struct value *tc_json;
-	/* other_copies() of each library name, for the dlopen copies_dr: every
-	 * undefined symbol the missing library explains asks again */
-	const struct dlopen_result *copies_dr;
-	size_t copies_nmaps;
-	struct strmap copies_of;
-	/* loaded_objects() for the same dlopen and process state */
-	const struct dlopen_result *loaded_dr;
-	size_t loaded_nmaps;
-	struct nm_object *loaded;
+	/* what every failure of one dlopen asks again (each undefined symbol a
+	 * missing library explains), made once for memo_dr and the process
+	 * with memo_nmaps objects mapped (memo_fresh): loaded_objects(), and
+	 * other_copies() of each library name */
+	const struct dlopen_result *memo_dr;
+	size_t memo_nmaps;
+	struct nm_object *loaded;	/* NULL until asked */
 	size_t nloaded;
+	struct strmap copies_of;	/* library name -> struct copies */
 };
 
 /* ---- C++ and version explanations (cxx/) ---- */
@@ -347,22 +346,6 @@ static bool in_list(struct lmap *const *v, size_t n, const struct lmap *m)
 
 /* Every object of the process and of this dlopen, with whether a symbol
  * lookup from the dlopen's objects searches it (global scope + its list). */
-static size_t find_loaded_objects(struct conv *c, struct nm_object **out);
-
-/* The same for every failure of one dlopen: made once (each undefined
- * symbol asks, and a torch process has hundreds of objects). */
-static size_t loaded_objects(struct conv *c, struct nm_object **out)
-{
-	const struct process *p = &c->r->proc;
-	if (!c->loaded || c->loaded_dr != c->dr || c->loaded_nmaps != p->maps.n) {
-		c->nloaded = find_loaded_objects(c, &c->loaded);
-		c->loaded_dr = c->dr;
-		c->loaded_nmaps = p->maps.n;
-	}
-	*out = c->loaded;
-	return c->nloaded;
-}
-
 static size_t find_loaded_objects(struct conv *c, struct nm_object **out)
 {
 	const struct process *p = &c->r->proc;
@@ -390,6 +373,27 @@ static size_t find_loaded_objects(struct conv *c, struct nm_object **out)
 	}
 	*out = v;
 	return n;
+}
+
+/* Forgets what was kept for another dlopen or process state. */
+static void memo_fresh(struct conv *c)
+{
+	if (c->memo_dr == c->dr && c->memo_nmaps == c->r->proc.maps.n)
+		return;
+	c->memo_dr = c->dr;
+	c->memo_nmaps = c->r->proc.maps.n;
+	c->loaded = NULL;
+	memset(&c->copies_of, 0, sizeof c->copies_of);
+}
+
+/* find_loaded_objects(), once per dlopen (a torch process has hundreds). */
+static size_t loaded_objects(struct conv *c, struct nm_object **out)
+{
+	memo_fresh(c);
+	if (!c->loaded)
+		c->nloaded = find_loaded_objects(c, &c->loaded);
+	*out = c->loaded;
+	return c->nloaded;
 }
 
 static const struct lmap *loaded_map_of(struct conv *c, const struct object *o)
@@ -450,30 +454,6 @@ static void copy_in_dir(struct conv *c, const char *dir, const char *name, struc
  * directories of every loaded object, on LD_LIBRARY_PATH, in ld.so.cache,
  * in the default directories, and the caller's extra paths.
  */
-struct copies {
-	struct nm_object *v;
-	size_t n;
-};
-
-static size_t find_other_copies(struct conv *c, const char *name, struct nm_object **out);
-
-static size_t other_copies(struct conv *c, const char *name, struct nm_object **out)
-{
-	if (c->copies_dr != c->dr || c->copies_nmaps != c->r->proc.maps.n) {
-		memset(&c->copies_of, 0, sizeof c->copies_of);	/* another dlopen: other objects loaded */
-		c->copies_dr = c->dr;
-		c->copies_nmaps = c->r->proc.maps.n;
-	}
-	struct copies *known = strmap_get(&c->copies_of, name);
-	if (!known) {
-		known = arena_alloc(&c->s->arena, sizeof *known);
-		known->n = find_other_copies(c, name, &known->v);
-		strmap_put(&c->s->arena, &c->copies_of, arena_strdup(&c->s->arena, name), known);
-	}
-	*out = known->v;
-	return known->n;
-}
-
 static size_t find_other_copies(struct conv *c, const char *name, struct nm_object **out)
 {
 	struct nm_object *loaded;
@@ -499,6 +479,25 @@ static size_t find_other_copies(struct conv *c, const char *name, struct nm_obje
 		consider_copy(c, c->q->extra_providers[i], name, v, &n, loaded, nloaded);
 	*out = v;
 	return n;
+}
+
+struct copies {
+	struct nm_object *v;
+	size_t n;
+};
+
+/* find_other_copies(), once per library name and dlopen. */
+static size_t other_copies(struct conv *c, const char *name, struct nm_object **out)
+{
+	memo_fresh(c);
+	struct copies *known = strmap_get(&c->copies_of, name);
+	if (!known) {
+		known = arena_alloc(&c->s->arena, sizeof *known);
+		known->n = find_other_copies(c, name, &known->v);
+		strmap_put(&c->s->arena, &c->copies_of, arena_strdup(&c->s->arena, name), known);
+	}
+	*out = known->v;
+	return known->n;
 }
 
 /* Whether path is in a directory of the process's LD_LIBRARY_PATH. */

@@ -1076,9 +1076,8 @@ static void check_reloc_reach(struct elf_file *ef, const char *tag, bool present
 	ef->reloc_fault_at = gap;
 }
 
-/* Whether [vaddr, vaddr + size) lies in the pages of writable PT_LOADs
+/* The pages [*start, *stop) of the first writable PT_LOAD holding at
  * (any PT_LOAD with DT_TEXTREL: the loader makes them writable). */
-/* The pages [*start, *stop) of the first writable PT_LOAD holding at. */
 static bool writable_window(const struct elf_file *ef, uint64_t at, uint64_t *start, uint64_t *stop)
 {
 	for (size_t i = 0; i < ef->nseg; i++) {
@@ -1095,6 +1094,7 @@ static bool writable_window(const struct elf_file *ef, uint64_t at, uint64_t *st
 	return false;
 }
 
+/* Whether [vaddr, vaddr + size) lies in the pages of writable PT_LOADs. */
 bool elf_image_writable(const struct elf_file *ef, uint64_t vaddr, uint64_t size)
 {
 	if (vaddr > UINT64_MAX - size)

@@ -87,8 +87,6 @@ static void reserve_rows(struct arena *a, struct dist *d, const char *text, size
 	d->file = arena_grow(a, d->file, d->nfile, d->nfile + count_rows(text, len), sizeof *d->file);
 }
 
-/* Stores one row's path, relative to d->site where it lies under it: the
- * text itself when joining it to base and normalising changes nothing. */
 /* A path of names joined by single slashes, none "." or "..", no slash at
  * either end; sets *len.  Such a path normalises to itself. */
 static bool path_is_plain(const char *p, size_t *len)
@@ -117,17 +115,19 @@ static size_t plain_site_len(const struct dist *d)
 	return d->site && d->site[0] == '/' && path_is_plain(d->site + 1, &len) ? len + 1 : 0;
 }
 
-/* site_len: plain_site_len(d) when base is d's site, else 0. */
+/* Stores one row's path, relative to d->site where it lies under it: the
+ * text itself when joining it to base and normalising changes nothing.
+ * site_len: plain_site_len(d) when base is d's site, else 0. */
 static struct dist_file *add_row(struct arena *a, const char *base, const char *path, struct dist *d,
 				 size_t site_len)
 {
+	struct dist_file *f = &d->file[d->nfile++];
+	f->hash = NULL;
+	f->size = -1;
 	size_t path_len;
 	/* most rows: a plain path under a plain site, already what the
 	 * normalising below makes of it (a torch RECORD has 18,000 of them) */
 	if (site_len && base == d->site && path_is_plain(path, &path_len) && site_len + 1 + path_len < DIST_PATH_MAX) {
-		struct dist_file *f = &d->file[d->nfile++];
-		f->hash = NULL;
-		f->size = -1;
 		f->rel = path;
 		return f;
 	}
@@ -137,9 +137,6 @@ static struct dist_file *add_row(struct arena *a, const char *base, const char *
 	else
 		str_join(joined, sizeof joined, base, "/", path);
 	path_normalize(joined, norm, sizeof norm);
-	struct dist_file *f = &d->file[d->nfile++];
-	f->hash = NULL;
-	f->size = -1;
 	size_t sl = d->site ? strlen(d->site) : 0;
 	if (!d->site || strncmp(norm, d->site, sl) != 0 || norm[sl] != '/' || !norm[sl + 1])
 		f->rel = arena_strdup(a, norm);
