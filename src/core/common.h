@@ -80,4 +80,10 @@ static inline void sort_items(void *base, size_t n, size_t size, int (*cmp)(cons
 		qsort(base, n, size, cmp);
 }
 
+/* sort_items' comparison for an array of C strings, in strcmp order. */
+static inline int cmp_strings(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 #endif

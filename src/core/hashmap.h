@@ -26,6 +26,8 @@ struct strmap {
 	size_t n, cap;	/* cap is a power of two or 0 */
 };
 
+/* The maps' hash, eight bytes a step: for memory only (it may differ
+ * between releases; nothing stores it, no output follows its order). */
 uint32_t hash_str(const char *s);
 uint32_t hash_bytes(const void *p, size_t n);
 

@@ -386,11 +386,15 @@ static void compare_platform(struct cmp *c)
 		size_t pos = 0;
 		const char *key;
 		void *val;
-		while (strmap_next(&ix[k]->cuda_majors, &pos, &key, &val)) {
-			if (!str_starts(key, "libcudart.so."))
-				continue;
-			if (strmap_get(&ix[1 - k]->cuda_majors, key))
-				continue;
+		struct ptrvec keys = { 0 };
+		while (strmap_next(&ix[k]->cuda_majors, &pos, &key, &val))
+			if (str_starts(key, "libcudart.so.") && !strmap_get(&ix[1 - k]->cuda_majors, key))
+				ptrvec_push(c->a, &keys, (void *)key);
+		/* in name order, not the map's */
+		sort_items(keys.item, keys.n, sizeof *keys.item, cmp_strings);
+		for (size_t i = 0; i < keys.n; i++) {
+			key = keys.item[i];
+			val = strmap_get(&ix[k]->cuda_majors, key);
 			struct finding *f = add(c, "diff-cuda-runtime", SEV_WARNING, NULL);
 			finding_title(c->fl, f, "CUDA %u runtime (%s) on %s only", (unsigned)(uintptr_t)val, key,
 				      ix[k]->side->name);

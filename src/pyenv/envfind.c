@@ -531,7 +531,9 @@ void check_system_files(struct check_ctx *x)
 	}
 	sort_items(pkgs.item, pkgs.n, sizeof *pkgs.item, cmp_gone);
 	for (size_t i = 0; i < pkgs.n; i++) {
-		const struct gone_pkg *g = pkgs.item[i];
+		struct gone_pkg *g = pkgs.item[i];
+		/* in path order, not the map's */
+		sort_items(g->paths.item, g->paths.n, sizeof *g->paths.item, cmp_strings);
 		struct finding *f = finding_add(&s->findings, "record-mismatch", SEV_WARNING, g->paths.item[0]);
 		finding_title(&s->findings, f, "%zu file%s the system package %s installed %s gone", g->paths.n,
 			      g->paths.n == 1 ? "" : "s", g->pkg, g->paths.n == 1 ? "is" : "are");
