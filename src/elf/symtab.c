@@ -676,6 +676,27 @@ static bool decode_entry(const struct ref_builder *rb, const struct elf_reltab *
 	return true;
 }
 
+/* A stop just set for binding now is the same stop for lazy binding. */
+static void copy_new_stop(struct ref_builder *rb)
+{
+	if (rb->out->stop_now.set && !rb->out->stop_lazy.set)
+		rb->out->stop_lazy = rb->out->stop_now;
+}
+
+/* An entry outside the PLT range while neither binding mode has stopped:
+ * both read, look up and write the same, so it is checked once. */
+static void walk_both(struct ref_builder *rb, const struct reloc_entry *e)
+{
+	struct elf_refs *out = rb->out;
+	if (!check_symbol_reads(rb, &out->stop_now, e)) {
+		copy_new_stop(rb);
+		return;
+	}
+	add_ref(rb, e->type, e->sym, false);
+	check_apply(rb, &out->stop_now, e);
+	copy_new_stop(rb);
+}
+
 static void walk_table(struct ref_builder *rb, const struct elf_reltab *t, uint64_t first,
 		       uint64_t count, bool plt_range)
 {
@@ -690,6 +711,10 @@ static void walk_table(struct ref_builder *rb, const struct elf_reltab *t, uint6
 		e.plt = plt_range;
 		bool now_open = model && !out->stop_now.set;
 		bool lazy_open = model && !out->stop_lazy.set;
+		if (now_open && lazy_open && !plt_range) {
+			walk_both(rb, &e);
+			continue;
+		}
 		bool now_reads = !now_open || check_symbol_reads(rb, &out->stop_now, &e);
 		bool lazy_reads = !lazy_open || plt_range || check_symbol_reads(rb, &out->stop_lazy, &e);
 		if (now_reads && lazy_reads)
