@@ -13,17 +13,21 @@ static uint64_t word_at(const uint8_t *p, size_t n)
 	return w;
 }
 
-uint32_t hash_bytes(const void *p, size_t n)
+uint64_t hash_mem64(uint64_t seed, const void *p, size_t n)
 {
 	const uint8_t *s = p;
-	uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15ull;
+	uint64_t h = (seed ^ n) * 0x9E3779B97F4A7C15ull;
 	for (; n >= 8; s += 8, n -= 8) {
 		h = (h ^ word_at(s, 8)) * 0xbf58476d1ce4e5b9ull;
 		h ^= h >> 31;
 	}
 	h = (h ^ word_at(s, n)) * 0x94d049bb133111ebull;
-	h ^= h >> 32;
-	return (uint32_t)h;
+	return h ^ (h >> 32);
+}
+
+uint32_t hash_bytes(const void *p, size_t n)
+{
+	return (uint32_t)hash_mem64(0, p, n);
 }
 
 uint64_t hash64_bytes(uint64_t h, const void *p, size_t n)

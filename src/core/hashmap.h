@@ -30,6 +30,8 @@ struct strmap {
  * between releases; nothing stores it, no output follows its order). */
 uint32_t hash_str(const char *s);
 uint32_t hash_bytes(const void *p, size_t n);
+/* The same, 64 bits, from seed: two seeds key a memory by 128 bits. */
+uint64_t hash_mem64(uint64_t seed, const void *p, size_t n);
 
 /* 64-bit FNV-1a, continued from h (HASH64_INIT to start): stable across
  * runs and machines, so fit for what files store (snapshot export hashes,

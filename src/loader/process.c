@@ -857,7 +857,7 @@ struct memo_entry {
 
 static uint64_t hash_str64(uint64_t h, const char *s)
 {
-	return hash64_bytes(h, s ? s : "", s ? strlen(s) + 1 : 0);
+	return hash_mem64(h, s ? s : "", s ? strlen(s) + 1 : 0);
 }
 
 /*
@@ -875,7 +875,7 @@ static bool lookup_reloc(struct process *p, struct lmap *l, const struct elf_sym
 	if (!p->lookup_memo)
 		return lookup_symbol(p, l, r->name, r->gnu_hash, ver, r->lookup_class, scopes, scope_n, 2, res);
 	uint8_t tag[3] = { l->deepbind, r->lookup_class, ver ? 1 + ver->hidden : 0 };
-	uint64_t h1 = hash64_bytes(HASH64_INIT, tag, sizeof tag), h2 = hash64_bytes(~HASH64_INIT, tag, sizeof tag);
+	uint64_t h1 = hash_mem64(HASH64_INIT, tag, sizeof tag), h2 = hash_mem64(~HASH64_INIT, tag, sizeof tag);
 	h1 = hash_str64(hash_str64(hash_str64(h1, r->name), ver ? ver->name : NULL), ver ? ver->filename : NULL);
 	h2 = hash_str64(hash_str64(hash_str64(h2 * 31 + 7, r->name), ver ? ver->name : NULL),
 			ver ? ver->filename : NULL);
