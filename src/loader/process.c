@@ -851,13 +851,20 @@ static void tls_reloc(struct process *p, struct fail_list *fails, struct lmap *r
 #define LOOKUP_MEMO_MAX 262144	/* entries: bounds its memory to a few MiB */
 
 struct memo_entry {
+	/* what the answer depends on, compared on a hit: the key is a hash */
+	const char *name, *ver_name, *ver_file;
+	uint32_t ver_hash;
+	uint8_t tag[3];
 	bool found;
 	struct lookup_result res;
 };
 
-static uint64_t hash_str64(uint64_t h, const char *s)
+static bool memo_matches(const struct memo_entry *e, const char *name, const struct lookup_version *ver,
+			 const uint8_t *tag)
 {
-	return hash_mem64(h, s ? s : "", s ? strlen(s) + 1 : 0);
+	return !memcmp(e->tag, tag, sizeof e->tag) && str_eq(e->name, name) &&
+	       (!ver || (e->ver_hash == ver->hash && str_same(e->ver_name, ver->name) &&
+			 str_same(e->ver_file, ver->filename)));
 }
 
 /*
@@ -866,7 +873,10 @@ static uint64_t hash_str64(uint64_t h, const char *s)
  * RTLD_DEEPBIND order), the name, the version and the lookup class, so
  * each distinct reference walks the scopes once.  Without the memo a
  * chain of N objects that each miss a weak symbol walked N objects N
- * times (issue 13 item 18).
+ * times (issue 13 item 18).  The key is made of hashes the reference
+ * already has (its name's GNU hash, the version's); a hit is checked
+ * against the names themselves, and a key two references share is
+ * answered for the first only.
  */
 static bool lookup_reloc(struct process *p, struct lmap *l, const struct elf_symref *r,
 			 const struct lookup_version *ver, struct lmap **const *scopes, const size_t *scope_n,
@@ -875,21 +885,25 @@ static bool lookup_reloc(struct process *p, struct lmap *l, const struct elf_sym
 	if (!p->lookup_memo)
 		return lookup_symbol(p, l, r->name, r->gnu_hash, ver, r->lookup_class, scopes, scope_n, 2, res);
 	uint8_t tag[3] = { l->deepbind, r->lookup_class, ver ? 1 + ver->hidden : 0 };
-	uint64_t h1 = hash_mem64(HASH64_INIT, tag, sizeof tag), h2 = hash_mem64(~HASH64_INIT, tag, sizeof tag);
-	h1 = hash_str64(hash_str64(hash_str64(h1, r->name), ver ? ver->name : NULL), ver ? ver->filename : NULL);
-	h2 = hash_str64(hash_str64(hash_str64(h2 * 31 + 7, r->name), ver ? ver->name : NULL),
-			ver ? ver->filename : NULL);
-	struct memo_entry *e = idmap_get(p->lookup_memo, h1, h2);
-	if (e) {
+	uint64_t key_a = (uint64_t)r->gnu_hash << 32 | (ver ? ver->hash : 0);
+	uint64_t key_b = (uint64_t)tag[0] | (uint64_t)tag[1] << 8 | (uint64_t)tag[2] << 16 |
+			 (uint64_t)(ver && ver->filename ? hash_str(ver->filename) : 0) << 24;
+	struct memo_entry *e = idmap_get(p->lookup_memo, key_a, key_b);
+	if (e && memo_matches(e, r->name, ver, tag)) {
 		*res = e->res;
 		return e->found;
 	}
 	bool found = lookup_symbol(p, l, r->name, r->gnu_hash, ver, r->lookup_class, scopes, scope_n, 2, res);
-	if (p->lookup_memo->n < LOOKUP_MEMO_MAX) {
+	if (!e && p->lookup_memo->n < LOOKUP_MEMO_MAX) {
 		e = arena_alloc(p->arena, sizeof *e);
+		e->name = r->name;
+		e->ver_name = ver ? ver->name : NULL;
+		e->ver_file = ver ? ver->filename : NULL;
+		e->ver_hash = ver ? ver->hash : 0;
+		memcpy(e->tag, tag, sizeof tag);
 		e->found = found;
 		e->res = *res;
-		idmap_put(p->arena, p->lookup_memo, h1, h2, e);
+		idmap_put(p->arena, p->lookup_memo, key_a, key_b, e);
 	}
 	return found;
 }
