@@ -86,11 +86,6 @@ bool bytes_cstr(const struct bytes *b, uint64_t off, const char **out, size_t *l
 	return true;
 }
 
-const uint8_t *bytes_at(const struct bytes *b, uint64_t off, uint64_t size)
-{
-	return bytes_has(b, off, size) ? b->data + off : NULL;
-}
-
 int64_t bytes_find(const struct bytes *b, uint64_t from, const void *needle, size_t nlen)
 {
 	if (nlen == 0 || from > b->len || b->len - from < nlen)

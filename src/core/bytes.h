@@ -55,8 +55,13 @@ bool bytes_word(const struct bytes *b, uint64_t off, bool is64, uint64_t *out);
  */
 bool bytes_cstr(const struct bytes *b, uint64_t off, const char **out, size_t *len);
 
-/* Pointer to size bytes at off, or NULL when they do not fit. */
-const uint8_t *bytes_at(const struct bytes *b, uint64_t off, uint64_t size);
+/* Pointer to size bytes at off, or NULL when they do not fit.  Inline:
+ * the tables of a whole environment are read through it, tens of millions
+ * of times a scan. */
+static inline const uint8_t *bytes_at(const struct bytes *b, uint64_t off, uint64_t size)
+{
+	return bytes_has(b, off, size) ? b->data + off : NULL;
+}
 
 /* Offset of the first occurrence of needle at or after from, or -1. */
 int64_t bytes_find(const struct bytes *b, uint64_t from, const void *needle, size_t nlen);
