@@ -5,10 +5,22 @@
 struct arena_block {
 	struct arena_block *next;
 	size_t used, size;
+	size_t map_len;	/* the mapping the block heads, for munmap */
 	_Alignas(16) unsigned char mem[];
 };
 
-#define ARENA_DEFAULT_BLOCK (256u * 1024u)
+/*
+ * Small allocations share one stream of 2 MiB blocks, each a huge page
+ * where the kernel has one to give (MADV_HUGEPAGE: one page fault per
+ * block instead of 512; a scan's tables, maps and strings were half its
+ * page faults).  A request over ARENA_ONE_OFF gets a block of its own,
+ * mapped page by page, so that the pages nothing writes (most of a
+ * per-symbol table of a large library) are never touched.  Every block
+ * is fresh anonymous memory from mmap(): zero, and never memset.
+ */
+#define ARENA_DEFAULT_BLOCK ((size_t)2 << 20)
+#define ARENA_ONE_OFF ((size_t)64 << 10)
+#define PAGE_SIZE_MIN ((size_t)4096)
 
 struct arena_map {
 	struct arena_map *next;
@@ -35,12 +47,13 @@ void arena_init(struct arena *a)
 {
 	a->head = NULL;
 	a->maps = NULL;
-	a->block_size = ARENA_DEFAULT_BLOCK;
+	a->block_size = ARENA_DEFAULT_BLOCK - sizeof(struct arena_block);
 	a->total = 0;
 }
 
 void arena_release(struct arena *a)
 {
+	/* the records of maps live in the blocks: all freed before them */
 	for (struct arena_map *m = a->maps; m; m = m->next) {
 		if (m->size)
 			munmap(m->p, m->size);
@@ -51,11 +64,46 @@ void arena_release(struct arena *a)
 	struct arena_block *b = a->head;
 	while (b) {
 		struct arena_block *next = b->next;
-		free(b);
+		munmap(b, b->map_len);
 		b = next;
 	}
 	a->head = NULL;
 	a->total = 0;
+}
+
+/* A block of the stream (one_off 0), or one for one_off bytes; NULL when
+ * the kernel gives no memory. */
+static struct arena_block *new_block(size_t one_off)
+{
+	size_t len;
+	if (one_off) {
+		if (!size_add(one_off, sizeof(struct arena_block) + PAGE_SIZE_MIN - 1, &len))
+			return NULL;
+		len &= ~(PAGE_SIZE_MIN - 1);
+		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		struct arena_block *b = p;
+		b->size = len - sizeof *b;
+		b->map_len = len;
+		return b;
+	}
+	/* twice the size, then the aligned half kept: a huge page must start
+	 * on a 2 MiB boundary */
+	len = ARENA_DEFAULT_BLOCK;
+	uint8_t *p = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	uint8_t *aligned = (uint8_t *)(((uintptr_t)p + len - 1) & ~(uintptr_t)(len - 1));
+	if (aligned > p)
+		munmap(p, (size_t)(aligned - p));
+	if (p + 2 * len > aligned + len)
+		munmap(aligned + len, (size_t)(p + 2 * len - (aligned + len)));
+	(void)madvise(aligned, len, MADV_HUGEPAGE);
+	struct arena_block *b = (struct arena_block *)aligned;
+	b->size = len - sizeof *b;
+	b->map_len = len;
+	return b;
 }
 
 void *arena_alloc(struct arena *a, size_t size)
@@ -67,21 +115,11 @@ void *arena_alloc(struct arena *a, size_t size)
 	if (need == 0)
 		need = 16;
 	struct arena_block *b = a->head;
-	if (!b || b->size - b->used < need) {
-		size_t bsize = need > a->block_size / 4 ? need : a->block_size;
-		size_t alloc;
-		if (!size_add(bsize, sizeof(*b), &alloc))
-			out_of_memory(size);
-		/* zeroed by calloc, which for blocks this large takes fresh pages
-		 * from the kernel: memory handed out is never reused, so it is
-		 * zero without a memset, and pages nothing writes (most of a
-		 * per-symbol table of a large library) are never touched */
-		struct arena_block *nb = calloc(1, alloc);
+	if (!b || b->size - b->used < need || need > ARENA_ONE_OFF) {
+		struct arena_block *nb = new_block(need > ARENA_ONE_OFF ? need : 0);
 		if (!nb)
-			out_of_memory(alloc);
-		nb->used = 0;
-		nb->size = bsize;
-		if (b && bsize != a->block_size) {
+			out_of_memory(need);
+		if (b && nb->size != a->block_size) {
 			/* A big one-off block goes behind the current block so
 			 * the current one keeps serving small requests. */
 			nb->next = b->next;
