@@ -9,6 +9,7 @@
  * (RESOLVE_MAP: which references are looked up, lazy JUMP_SLOTs).
  */
 #include "loader/internal.h"
+#include "loader/memo.h"
 #include "loader/rebind.h"
 #include "loader/tunables.h"
 
@@ -848,35 +849,10 @@ static void tls_reloc(struct process *p, struct fail_list *fails, struct lmap *r
 	}
 }
 
-#define LOOKUP_MEMO_MAX 262144	/* entries: bounds its memory to a few MiB */
-
-struct memo_entry {
-	/* what the answer depends on, compared on a hit: the key is a hash */
-	const char *name, *ver_name, *ver_file;
-	uint32_t ver_hash;
-	uint8_t tag[3];
-	bool found;
-	struct lookup_result res;
-};
-
-static bool memo_matches(const struct memo_entry *e, const char *name, const struct lookup_version *ver,
-			 const uint8_t *tag)
-{
-	return !memcmp(e->tag, tag, sizeof e->tag) && str_eq(e->name, name) &&
-	       (!ver || (e->ver_hash == ver->hash && str_same(e->ver_name, ver->name) &&
-			 str_same(e->ver_file, ver->filename)));
-}
-
 /*
- * lookup_symbol for a relocation, through the pass's memo: the answer
- * depends only on the scopes (fixed within a pass: the requester's
- * RTLD_DEEPBIND order), the name, the version and the lookup class, so
- * each distinct reference walks the scopes once.  Without the memo a
- * chain of N objects that each miss a weak symbol walked N objects N
- * times (issue 13 item 18).  The key is made of hashes the reference
- * already has (its name's GNU hash, the version's); a hit is checked
- * against the names themselves, and a key two references share is
- * answered for the first only.
+ * lookup_symbol for a relocation, through the pass's memo (memo.h).
+ * Without it a chain of N objects that each miss a weak symbol walked N
+ * objects N times (issue 13 item 18).
  */
 static bool lookup_reloc(struct process *p, struct lmap *l, const struct elf_symref *r,
 			 const struct lookup_version *ver, struct lmap **const *scopes, const size_t *scope_n,
@@ -884,27 +860,12 @@ static bool lookup_reloc(struct process *p, struct lmap *l, const struct elf_sym
 {
 	if (!p->lookup_memo)
 		return lookup_symbol(p, l, r->name, r->gnu_hash, ver, r->lookup_class, scopes, scope_n, 2, res);
-	uint8_t tag[3] = { l->deepbind, r->lookup_class, ver ? 1 + ver->hidden : 0 };
-	uint64_t key_a = (uint64_t)r->gnu_hash << 32 | (ver ? ver->hash : 0);
-	uint64_t key_b = (uint64_t)tag[0] | (uint64_t)tag[1] << 8 | (uint64_t)tag[2] << 16 |
-			 (uint64_t)(ver && ver->filename ? hash_str(ver->filename) : 0) << 24;
-	struct memo_entry *e = idmap_get(p->lookup_memo, key_a, key_b);
-	if (e && memo_matches(e, r->name, ver, tag)) {
-		*res = e->res;
-		return e->found;
-	}
-	bool found = lookup_symbol(p, l, r->name, r->gnu_hash, ver, r->lookup_class, scopes, scope_n, 2, res);
-	if (!e && p->lookup_memo->n < LOOKUP_MEMO_MAX) {
-		e = arena_alloc(p->arena, sizeof *e);
-		e->name = r->name;
-		e->ver_name = ver ? ver->name : NULL;
-		e->ver_file = ver ? ver->filename : NULL;
-		e->ver_hash = ver ? ver->hash : 0;
-		memcpy(e->tag, tag, sizeof tag);
-		e->found = found;
-		e->res = *res;
-		idmap_put(p->arena, p->lookup_memo, key_a, key_b, e);
-	}
+	struct memo_key k = { r->name, r->gnu_hash, ver, l->deepbind, r->lookup_class };
+	bool found;
+	if (lookup_memo_find(p->lookup_memo, &k, &found, res))
+		return found;
+	found = lookup_symbol(p, l, r->name, r->gnu_hash, ver, r->lookup_class, scopes, scope_n, 2, res);
+	lookup_memo_store(p->lookup_memo, &k, found, res);
 	return found;
 }
 
@@ -1151,7 +1112,7 @@ static void startup_check(struct process *p, struct fail_list *fl, struct list *
 	sort_initfini(a, bfs->item, bfs->n, p->main, sorted);
 	bool lazy = p->opt.lazy;
 	p->opt.lazy = true;	/* GLRO(dl_lazy): objects bind lazily unless told not to */
-	struct idmap memo = { 0 };
+	struct lookup_memo memo = { 0 };
 	p->lookup_memo = &memo;
 	for (size_t i = bfs->n; i-- > 0 && !fl->have_first;) {
 		struct lmap *m = sorted[i];
@@ -1159,6 +1120,7 @@ static void startup_check(struct process *p, struct fail_list *fl, struct list *
 			relocate(p, fl, m, bfs->item, bfs->n, true);
 	}
 	p->lookup_memo = NULL;
+	lookup_memo_clear(&memo);
 	p->opt.lazy = lazy;
 	if (fl->have_first) {
 		const struct failure *f = &fl->item[fl->first];
@@ -1362,7 +1324,7 @@ void proc_dlopen_mode(struct process *p, const char *path, const struct dlopen_m
 	/* Relocation: dependencies first, in glibc's DFS order. */
 	struct lmap **sorted = arena_calloc(p->arena, bfs.n, sizeof *sorted);
 	sort_initfini(p->arena, bfs.item, bfs.n, root, sorted);
-	struct idmap memo = { 0 };
+	struct lookup_memo memo = { 0 };
 	p->lookup_memo = &memo;
 	for (size_t i = bfs.n; i-- > 0;) {
 		struct lmap *m = sorted[i];
@@ -1371,6 +1333,7 @@ void proc_dlopen_mode(struct process *p, const char *path, const struct dlopen_m
 		relocate(p, &fl, m, bfs.item, bfs.n, false);
 	}
 	p->lookup_memo = NULL;
+	lookup_memo_clear(&memo);
 	/* call_init, dependencies first: a constructor outside the object */
 	for (size_t i = bfs.n; i-- > 0 && !fl.have_first;) {
 		struct lmap *m = sorted[i];

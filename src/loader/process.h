@@ -24,6 +24,8 @@
 
 #include "loader/ldso.h"
 
+struct lookup_memo;
+
 enum found_how {
 	FOUND_NONE = 0,
 	FOUND_PATH,		/* a name with a slash, opened as is */
@@ -201,10 +203,9 @@ struct process {
 	 * answering to it: find_loaded without a scan of every map */
 	struct strmap by_name;
 	struct idmap by_file;	/* (st_dev, st_ino) -> the first live map of that file */
-	/* while a relocation pass runs: its lookups' results by a 128-bit
-	 * hash of the reference (the scopes do not change within a pass),
+	/* while a relocation pass runs: its lookups' results (memo.h),
 	 * NULL otherwise */
-	struct idmap *lookup_memo;
+	struct lookup_memo *lookup_memo;
 	int sim_errno;
 	struct failure *startup_fail;	/* failures of the executable's own start */
 	size_t nstartup_fail;
