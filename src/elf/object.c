@@ -110,11 +110,16 @@ static void advise_window(const struct object *o, struct bytes w)
 	(void)madvise((void *)start, end - start, MADV_WILLNEED);
 }
 
-void object_forget(const struct object *o, struct bytes w)
+/* Pages of a window at least this large leave the resident set when it
+ * will not be read again (the relocation tables, the constructors' code):
+ * the fault-around of its reads mapped 64 KiB at a time. */
+#define FORGET_DONE_MIN ((size_t)64 << 10)
+
+static void forget_window(const struct object *o, struct bytes w, size_t min_len)
 {
 	/* a vfs node's bytes (a snapshot's sparse image, an installed wheel's
 	 * member) are anonymous memory: MADV_DONTNEED would zero them */
-	if (o->map.borrowed || o->map.len < ADVISE_MIN_SIZE || w.len < ADVISE_MIN_SIZE || w.data < o->map.data ||
+	if (o->map.borrowed || o->map.len < ADVISE_MIN_SIZE || w.len < min_len || w.data < o->map.data ||
 	    w.data >= o->map.data + o->map.len)
 		return;
 	uintptr_t page = 4096;
@@ -124,6 +129,24 @@ void object_forget(const struct object *o, struct bytes w)
 	 * dropping them from this process loses nothing */
 	if (end > start)
 		(void)madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
+void object_forget(const struct object *o, struct bytes w)
+{
+	forget_window(o, w, ADVISE_MIN_SIZE);
+}
+
+/* The executable segments' bytes in the file: read only by the scan of
+ * the constructors' calls (elf_find_ctor_plt_calls). */
+static void forget_code(const struct object *o)
+{
+	const struct elf_file *ef = &o->elf;
+	for (size_t i = 0; i < ef->nseg; i++) {
+		const struct elf_segment *sg = &ef->seg[i];
+		struct bytes w;
+		if (sg->type == PT_LOAD_ && (sg->flags & PF_X_) && bytes_sub(&ef->raw, sg->offset, sg->filesz, &w))
+			forget_window(o, w, FORGET_DONE_MIN);
+	}
 }
 
 /*
@@ -207,15 +230,18 @@ struct object *objcache_get(struct objcache *c, const char *path, struct diag *d
  * most of a large library's bytes read (7.8 MB of libtorch_cpu.so's
  * relative entries alone, 8.3 MB of libcublasLt.so's): once both are done
  * their pages leave the resident set, which is then bounded by the tables
- * the rest of the scan still reads (symbols, names, hashes).
+ * the rest of the scan still reads (symbols, names, hashes).  So do the
+ * code pages the constructors' scan read (3.5 MB of libtriton.so's, whose
+ * thousands of constructors are spread over its text).
  */
 static void forget_relocations(const struct object *o)
 {
 	if (o->kind != OBJ_ELF || !o->elf_ok || !o->refs_done || o->elf.tables_pending)
 		return;
-	object_forget(o, o->elf.rel.data);
-	object_forget(o, o->elf.rela.data);
-	object_forget(o, o->elf.jmprel.data);
+	forget_window(o, o->elf.rel.data, FORGET_DONE_MIN);
+	forget_window(o, o->elf.rela.data, FORGET_DONE_MIN);
+	forget_window(o, o->elf.jmprel.data, FORGET_DONE_MIN);
+	forget_code(o);
 }
 
 void object_forget_all(const struct object *o)

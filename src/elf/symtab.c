@@ -788,6 +788,13 @@ static int by_order(const void *x, const void *y)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
+/* The entries of a table its window holds. */
+static size_t entries_in(const struct elf_file *ef, const struct elf_reltab *t)
+{
+	uint64_t ent = t->rela ? (ef->is64 ? 24 : 12) : (ef->is64 ? 16 : 8);
+	return (size_t)MIN(t->count, t->data.len / ent);
+}
+
 void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_refs *out)
 {
 	memset(out, 0, sizeof *out);
@@ -803,6 +810,12 @@ void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_ref
 	 * still reads DT_SYMTAB where it points */
 	if (!ef->nsyms && !(ef->has_symtab_tag && rela_modelled(ef)))
 		return;
+	/* room for a reference per entry there is, taken once: an array grown
+	 * by doubling left every smaller copy in the arena (6 MB on a serving
+	 * stack); a large one has a mapping of its own, whose pages no
+	 * reference reaches are never touched */
+	rb.cap = entries_in(ef, &ef->rel) + entries_in(ef, &ef->rela) + entries_in(ef, &ef->jmprel);
+	out->ref = arena_calloc(a, rb.cap ? rb.cap : 1, sizeof *out->ref);
 	rb.symkind = arena_calloc(a, ef->nsyms ? ef->nsyms : 1, sizeof *rb.symkind);
 	rb.sym_reads_ok = arena_calloc(a, ef->nsyms ? ef->nsyms : 1, sizeof *rb.sym_reads_ok);
 	walk_kind(&rb, &ef->rel, ef->relcount, !ef->jmprel_is_rela);
