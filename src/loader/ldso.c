@@ -115,10 +115,11 @@ static bool starts_with(const struct bytes *b, uint64_t off, const char *prefix,
  */
 static bool read_system_dirs(struct arena *a, const struct bytes *b, struct ldso_facts *f)
 {
-	for (uint64_t p = 1; p + 2 < b->len; p++) {
-		uint8_t prev, c;
-		if (!bytes_u8(b, p - 1, &prev) || !bytes_u8(b, p, &c) || prev != '\0' || c != '/')
-			continue;
+	/* each string that starts with '/' right after a NUL, found by memmem */
+	for (int64_t at = bytes_find(b, 0, "\0/", 2); at >= 0; at = bytes_find(b, (uint64_t)at + 1, "\0/", 2)) {
+		uint64_t p = (uint64_t)at + 1;
+		if (p + 2 >= b->len)
+			break;
 		if (!starts_with(b, p, "/lib", 4) && !starts_with(b, p, "/usr", 4))
 			continue;
 		const char *dirs[16];
