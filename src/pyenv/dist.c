@@ -69,8 +69,8 @@ static const char *csv_field(char **pp, char *end, bool *ok)
 		return start;
 	}
 	char *start = p;
-	while (p < end && *p != ',')
-		p++;
+	char *comma = p < end ? memchr(p, ',', (size_t)(end - p)) : NULL;
+	p = comma ? comma : end;
 	if (p < end)
 		*p++ = '\0';
 	else
@@ -91,11 +91,12 @@ static void reserve_rows(struct arena *a, struct dist *d, const char *text, size
  * either end; sets *len.  Such a path normalises to itself. */
 static bool path_is_plain(const char *p, size_t *len)
 {
-	const char *s = p;
+	const char *s = p, *nul = p + strlen(p);
 	for (;;) {
 		const char *c = s;
-		while (*s && *s != '/')
-			s++;
+		s = memchr(c, '/', (size_t)(nul - c));
+		if (!s)
+			s = nul;
 		size_t n = (size_t)(s - c);
 		if (n == 0 || (c[0] == '.' && (n == 1 || (n == 2 && c[1] == '.'))))
 			return false;
