@@ -38,6 +38,28 @@ struct elf_hash_iter {
 bool elf_hash_iter_init(struct elf_hash_iter *it, const struct elf_file *ef, const char *name,
 			uint32_t gnu_hash, uint32_t sysv_hash);
 bool elf_hash_iter_next(struct elf_hash_iter *it, uint32_t *symidx);
+
+/*
+ * True when the GNU bloom filter, read from the file's window, says the
+ * name with this GNU hash is not in the object: what elf_hash_iter_init
+ * would find (done, no fault) in the common case, in a few instructions.
+ * False when it may be there or the word is not in the window: then ask
+ * elf_hash_iter_init.  A lookup asks it of every object of its scopes,
+ * and most say no.
+ */
+static inline bool elf_bloom_rejects(const struct elf_file *ef, uint32_t gnu_hash)
+{
+	if (!ef->has_gnu_hash || !ef->gnu_bloom_size)
+		return false;
+	uint32_t bits = ef->is64 ? 64 : 32;
+	uint64_t at = (uint64_t)((gnu_hash / bits) & (ef->gnu_bloom_size - 1)) * (bits / 8);
+	const uint8_t *p = bytes_at(&ef->gnu_bloom, at, bits / 8);
+	if (!p)
+		return false;
+	uint64_t word = ef->is64 ? elf_load_u64(p, ef->big_endian) : elf_load_u32(p, ef->big_endian);
+	uint32_t b1 = gnu_hash & (bits - 1), b2 = (gnu_hash >> (ef->gnu_bloom_shift & 31)) & (bits - 1);
+	return !((word >> b1) & (word >> b2) & 1);
+}
 bool elf_has_hash_table(const struct elf_file *ef);
 /* Whether dynamic symbol idx's entry lies in the object's memory (what
  * the loader reads at DT_SYMTAB + idx * DT_SYMENT, in range or not). */

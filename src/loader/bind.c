@@ -112,6 +112,8 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 			const struct elf_file *ef = &o->elf;
 			if (ef->exports_unknown && !partial)
 				partial = m;
+			if (!ef->hashed_names && elf_bloom_rejects(ef, gnu_hash))
+				continue;	/* most objects: the bloom filter says no */
 			const char *lname = name;
 			uint32_t lgnu = gnu_hash, lsysv;
 			if (ef->hashed_names) {
