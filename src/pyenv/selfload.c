@@ -484,7 +484,7 @@ static const char *top_word(const char *p, const char *e, const char *word)
 		if (*q == '"' || *q == '\'')
 			quote = *q;
 		depth += *q == '(' || *q == '[' ? 1 : *q == ')' || *q == ']' ? -1 : 0;
-		if (!depth && strncmp(q, word, wl) == 0)
+		if (!depth && *q == word[0] && strncmp(q, word, wl) == 0)
 			return q;
 	}
 	return NULL;
@@ -676,7 +676,7 @@ static void note_assignment(struct reader *r, struct file_state *fs, const char 
 static bool keyword(const char *q, const char *le, const char *kw)
 {
 	size_t n = strlen(kw);
-	return (size_t)(le - q) >= n && strncmp(q, kw, n) == 0 &&
+	return (size_t)(le - q) >= n && *q == kw[0] && strncmp(q, kw, n) == 0 &&
 	       (q + n == le || q[n] == ' ' || q[n] == ':' || q[n] == '(');
 }
 
