@@ -272,13 +272,11 @@ static char *slurp_why(struct scan *s, const char *path, size_t *len, const char
 		*why = NULL;
 	/* a metadata file linked into /proc or /sys describes this process
 	 * (/proc/self/environ), not the package */
-	if (fs_on_pseudo_fs(&s->fs, path)) {
-		if (why)
+	bool pseudo;
+	if (fs_read_real(&s->fs, path, MAX_META_FILE, &buf, len, &pseudo, &d) != ST_OK) {
+		if (why && pseudo)
 			*why = "it leads into /proc or /sys";
-		return NULL;
-	}
-	if (fs_read_small(&s->fs, path, MAX_META_FILE, &buf, len, &d) != ST_OK) {
-		if (why && !(d.status == ST_IO && d.sys_errno == ENOENT))
+		else if (why && !(d.status == ST_IO && d.sys_errno == ENOENT))
 			*why = arena_strdup(&s->arena, d.msg);
 		return NULL;
 	}

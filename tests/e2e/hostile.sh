@@ -56,6 +56,22 @@ expect_not_contains "$(cat "$FX/s2.json")" "s3cr3t-outside-value" "snapshot: a l
 expect_eq "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sorted(f["path"] for f in j["files"] if f["path"].startswith(("/proc","/sys"))))' "$FX/s2.json")" "[]" \
 	"snapshot: no file of /proc or /sys is described"
 
+# check reads no metadata out of /proc either (refused on the file opened,
+# not by resolving its path): an environment variable that would make a
+# RECORD row naming a missing module, were /proc/self/environ read as RECORD
+minimal_env "$FX/env3"
+DI=$FX/env3/lib/python3.11/site-packages/pkg-1.0.dist-info
+rm "$DI/RECORD"
+ln -s /proc/self/environ "$DI/RECORD"
+# (the row between newlines: environ separates variables with NULs)
+row=$(printf 'x\npkg/fromenviron.cpython-311-x86_64-linux-gnu.so,sha256=abc,123\n.')
+ABISCOPE_TEST_ROW="$row" $ABISCOPE check --json "$FX/env3" >"$FX/c3.json" 2>&1
+expect_not_contains "$(cat "$FX/c3.json")" "fromenviron" "check: a RECORD linked to /proc/self/environ is not read"
+rm "$DI/RECORD"
+printf '%s\n' "$row" >"$DI/RECORD"
+$ABISCOPE check --json "$FX/env3" >"$FX/c3b.json" 2>&1
+expect_contains "$(cat "$FX/c3b.json")" "fromenviron" "control: the same row in a real RECORD is reported missing"
+
 # a relative import climbing above the top-level package (issue 26 item 2):
 # Python refuses it; the snapshot neither reads nor lists what is above
 mkdir -p "$FX/above/outside"
