@@ -13,6 +13,7 @@ struct dir_listing {
 	size_t n, cap;
 	uint32_t *slot;			/* open addressing: entry index + 1, 0 empty */
 	size_t nslot;			/* a power of two, at least twice n */
+	uint8_t searchable;		/* enum dircache_search, asked on first use */
 };
 
 struct dircache {
@@ -142,4 +143,16 @@ const char *dircache_entry(const struct dir_listing *l, size_t i, uint8_t *kind,
 	*kind = l->entry[i].kind;
 	*is_link = l->entry[i].is_link;
 	return l->entry[i].name;
+}
+
+enum dircache_search dircache_searchable(const struct dir_listing *l)
+{
+	return (enum dircache_search)l->searchable;
+}
+
+void dircache_set_searchable(const struct dir_listing *l, bool yes)
+{
+	/* a fact about the folder, not the listing's content: noted in
+	 * place by its only reader (fs.c), once */
+	((struct dir_listing *)l)->searchable = yes ? DIRCACHE_SEARCH_YES : DIRCACHE_SEARCH_NO;
 }

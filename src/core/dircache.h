@@ -40,6 +40,12 @@ void dircache_finish(struct dircache *c, struct dir_listing *l, const char *dir)
 const struct dir_listing *dircache_get(const struct dircache *c, const char *dir);
 /* Whether name is in the listing, and its kind and link-ness. */
 bool dircache_find(const struct dir_listing *l, const char *name, uint8_t *kind, bool *is_link);
+/* Whether this process may search the folder (stat a name in it): an
+ * answer taken from its listing stands for stat()'s only then.  Unknown
+ * until the first question about one of its names asks the kernel. */
+enum dircache_search { DIRCACHE_SEARCH_UNKNOWN, DIRCACHE_SEARCH_YES, DIRCACHE_SEARCH_NO };
+enum dircache_search dircache_searchable(const struct dir_listing *l);
+void dircache_set_searchable(const struct dir_listing *l, bool yes);
 /* The listing's entries in the folder's order, for a second listing. */
 size_t dircache_count(const struct dir_listing *l);
 const char *dircache_entry(const struct dir_listing *l, size_t i, uint8_t *kind, bool *is_link);

@@ -377,6 +377,21 @@ void fs_stat(const struct fsview *fs, const char *path, struct fs_stat *out)
 
 /* The remembered listing of the folder of path[0, len) (a path's own
  * folder, or an ancestor's), and the name in it; NULL when there is none. */
+/* Whether this process may search the listed folder dir: its listing
+ * answers for stat() only then (an ACL can refuse what the mode bits
+ * allow, so the kernel is asked, once per folder, when first needed). */
+static bool searchable(const struct fsview *fs, const struct dir_listing *l, const char *dir)
+{
+	enum dircache_search known = dircache_searchable(l);
+	if (known != DIRCACHE_SEARCH_UNKNOWN)
+		return known == DIRCACHE_SEARCH_YES;
+	char hp[PATH_MAX * 2];
+	int err;
+	bool yes = host_path(fs, dir, true, hp, sizeof hp, &err) && faccessat(AT_FDCWD, hp, X_OK, AT_EACCESS) == 0;
+	dircache_set_searchable(l, yes);
+	return yes;
+}
+
 static const struct dir_listing *listing_of(const struct fsview *fs, const char *path, size_t len, char *name,
 					    size_t namesz)
 {
@@ -394,7 +409,8 @@ static const struct dir_listing *listing_of(const struct fsview *fs, const char 
 		return NULL;
 	memcpy(dir, path, n);
 	dir[n] = '\0';
-	return dircache_get(fs->listings, dir);
+	const struct dir_listing *l = dircache_get(fs->listings, dir);
+	return l && searchable(fs, l, dir) ? l : NULL;
 }
 
 /* Ancestors looked at for a listing (a module's name asked for as a
@@ -912,14 +928,12 @@ static bool replay_listing(const struct dir_listing *l, fs_dir_fn fn, void *ctx)
 	return true;
 }
 
-/* A listing of dir to remember, or NULL: not asked to, or a folder this
- * process may not search (see fs_remember_listings; an ACL can refuse what
- * the mode bits allow, so the kernel is asked). */
-static struct dir_listing *listing_to_keep(const struct fsview *fs, DIR *dir)
+/* A listing of dir to remember, or NULL: not asked to (see
+ * fs_remember_listings; whether the folder may be searched is asked when
+ * its listing first answers for stat(): searchable). */
+static struct dir_listing *listing_to_keep(const struct fsview *fs)
 {
-	if (!fs->listings || faccessat(dirfd(dir), ".", X_OK, AT_EACCESS) != 0)
-		return NULL;
-	return dircache_begin(fs->listings);
+	return fs->listings ? dircache_begin(fs->listings) : NULL;
 }
 
 bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *ctx)
@@ -988,7 +1002,7 @@ bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *
 	}
 	if (!dir)
 		return true;
-	struct dir_listing *keep = fs->vfs ? NULL : listing_to_keep(fs, dir);
+	struct dir_listing *keep = fs->vfs ? NULL : listing_to_keep(fs);
 	struct dirent *de;
 	bool whole = true;
 	errno = 0;
