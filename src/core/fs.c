@@ -928,6 +928,62 @@ static bool replay_listing(const struct dir_listing *l, fs_dir_fn fn, void *ctx)
 	return true;
 }
 
+/*
+ * A folder's entries straight from getdents64(): opendir() also fstat()s
+ * every folder it opens (to size its buffer), a system call per folder
+ * of an environment that tells the scan nothing.
+ */
+struct dir_reader {
+	int fd;
+	char *buf;
+	size_t len, pos;
+	bool error;	/* getdents64 failed: the listing is cut short */
+};
+
+#define DIR_READ_BUF ((size_t)32 << 10)
+
+static bool dir_open(struct dir_reader *r, const char *hp)
+{
+	memset(r, 0, sizeof *r);
+	r->fd = open(hp, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+	if (r->fd < 0)
+		return false;
+	r->buf = malloc(DIR_READ_BUF);
+	if (!r->buf) {
+		close(r->fd);
+		errno = ENOMEM;
+		return false;
+	}
+	return true;
+}
+
+/* The next entry, or NULL at the end (r->error when by an error). */
+static const struct dirent64 *dir_next(struct dir_reader *r)
+{
+	if (r->pos >= r->len) {
+		ssize_t n = getdents64(r->fd, r->buf, DIR_READ_BUF);
+		if (n <= 0) {
+			r->error = n < 0;
+			return NULL;
+		}
+		r->len = (size_t)n;
+		r->pos = 0;
+	}
+	const struct dirent64 *de = (const struct dirent64 *)(const void *)(r->buf + r->pos);
+	if (de->d_reclen < offsetof(struct dirent64, d_name) + 1 || de->d_reclen > r->len - r->pos) {
+		r->error = true;	/* not what the kernel writes: stop here */
+		return NULL;
+	}
+	r->pos += de->d_reclen;
+	return de;
+}
+
+static void dir_close(struct dir_reader *r)
+{
+	free(r->buf);
+	close(r->fd);
+}
+
 /* A listing of dir to remember, or NULL: not asked to (see
  * fs_remember_listings; whether the folder may be searched is asked when
  * its listing first answers for stat(): searchable). */
@@ -978,9 +1034,8 @@ bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *
 		return false;	/* its folder's listing has no folder of that name */
 	char hp[PATH_MAX * 2];
 	int err;
-	DIR *dir = NULL;
-	if (host_path(fs, path, true, hp, sizeof hp, &err))
-		dir = opendir(hp);
+	struct dir_reader rd;
+	bool dir = host_path(fs, path, true, hp, sizeof hp, &err) && dir_open(&rd, hp);
 	if (!dir && !vdir)
 		return false;
 	if (vdir && vdir->type == VFS_DIR) {
@@ -995,7 +1050,7 @@ bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *
 			enum fs_kind k = c->type == VFS_DIR ? FS_DIR : c->type == VFS_FILE ? FS_REGULAR : FS_OTHER;
 			if (!fn(ctx, name, k, c->type == VFS_LINK)) {
 				if (dir)
-					closedir(dir);
+					dir_close(&rd);
 				return true;
 			}
 		}
@@ -1003,10 +1058,9 @@ bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *
 	if (!dir)
 		return true;
 	struct dir_listing *keep = fs->vfs ? NULL : listing_to_keep(fs);
-	struct dirent *de;
+	const struct dirent64 *de;
 	bool whole = true;
-	errno = 0;
-	while ((de = readdir(dir)) != NULL) {
+	while ((de = dir_next(&rd)) != NULL) {
 		if (str_eq(de->d_name, ".") || str_eq(de->d_name, ".."))
 			continue;
 		if (fs->vfs && !fs->vfs->exclusive && vfs_child_hidden_or_listed(fs, norm, de->d_name))
@@ -1018,13 +1072,12 @@ bool fs_list_dir(const struct fsview *fs, const char *path, fs_dir_fn fn, void *
 			whole = false;
 			break;
 		}
-		errno = 0;	/* readdir() says an error only through errno */
 	}
-	if (errno)
+	if (rd.error)
 		whole = false;	/* a listing cut short by EIO is not the folder */
 	if (keep)
 		dircache_finish(fs->listings, keep, whole ? path : NULL);
-	closedir(dir);
+	dir_close(&rd);
 	return true;
 }
 
