@@ -126,26 +126,33 @@ struct cxx_exports *cxx_exports_of(struct cxx_index *ix, const struct object *o)
 	return x;
 }
 
-size_t cxx_exports_prefix(const struct cxx_exports *x, const char *prefix, size_t len,
-			  cxx_export_fn fn, void *ctx)
+/* The exports matching a prefix, found once (PREFIX_HITS_KEPT at most are
+ * remembered; a query with more scans again). */
+struct prefix_hits {
+	size_t n;
+	uint32_t idx[];
+};
+
+#define PREFIX_HITS_KEPT 4096
+
+static bool body_starts(const struct cxx_export *e, const char *prefix, size_t len)
+{
+	return e->mangled && strncmp(e->name + e->body, prefix, len) == 0;
+}
+
+/* fn for every export matching prefix, in index order, as the scan finds
+ * them; how many it saw. */
+static size_t visit_prefix(const struct cxx_exports *x, const char *prefix, size_t len, cxx_export_fn fn,
+			   void *ctx)
 {
 	size_t n = 0;
 	size_t k = key_len(prefix, strnlen(prefix, len));
-	if (k && x->nbucket) {
-		uint32_t b = hash_bytes(prefix, k) & (x->nbucket - 1);
-		for (uint32_t j = x->bucket_start[b]; j < x->bucket_start[b + 1]; j++) {
-			const struct cxx_export *e = &x->e[x->bucket_item[j]];
-			if (strncmp(e->name + e->body, prefix, len) != 0)
-				continue;
-			n++;
-			if (fn && !fn(ctx, e))
-				break;
-		}
-		return n;
-	}
-	for (size_t i = 0; i < x->n; i++) {
-		const struct cxx_export *e = &x->e[i];
-		if (!e->mangled || strncmp(e->name + e->body, prefix, len) != 0)
+	bool bucketed = k && x->nbucket;
+	uint32_t b = bucketed ? hash_bytes(prefix, k) & (x->nbucket - 1) : 0;
+	size_t from = bucketed ? x->bucket_start[b] : 0, to = bucketed ? x->bucket_start[b + 1] : x->n;
+	for (size_t j = from; j < to; j++) {
+		const struct cxx_export *e = &x->e[bucketed ? x->bucket_item[j] : j];
+		if (!body_starts(e, prefix, len))
 			continue;
 		n++;
 		if (fn && !fn(ctx, e))
@@ -154,16 +161,78 @@ size_t cxx_exports_prefix(const struct cxx_exports *x, const char *prefix, size_
 	return n;
 }
 
+/* Every export matching prefix, in index order, into hits (cap of them;
+ * returns how many match in all). */
+static size_t scan_prefix(const struct cxx_exports *x, const char *prefix, size_t len, uint32_t *hits, size_t cap)
+{
+	size_t n = 0;
+	size_t k = key_len(prefix, strnlen(prefix, len));
+	if (k && x->nbucket) {
+		uint32_t b = hash_bytes(prefix, k) & (x->nbucket - 1);
+		for (uint32_t j = x->bucket_start[b]; j < x->bucket_start[b + 1]; j++)
+			if (body_starts(&x->e[x->bucket_item[j]], prefix, len) && n++ < cap)
+				hits[n - 1] = x->bucket_item[j];
+		return n;
+	}
+	for (size_t i = 0; i < x->n; i++)
+		if (body_starts(&x->e[i], prefix, len) && n++ < cap)
+			hits[n - 1] = (uint32_t)i;
+	return n;
+}
+
+/* "<exports, 16 hex digits>:<prefix>", built by hand: snprintf cost more
+ * than the scan it saves.  False when it does not fit (or the prefix holds
+ * a NUL before len). */
+static bool prefix_key(char *key, size_t size, const struct cxx_exports *x, const char *prefix, size_t len)
+{
+	if (len + 18 > size || memchr(prefix, '\0', len))
+		return false;
+	uintptr_t id = (uintptr_t)x;
+	for (int i = 15; i >= 0; i--, id >>= 4)
+		key[i] = "0123456789abcdef"[id & 15];
+	key[16] = ':';
+	memcpy(key + 17, prefix, len);
+	key[17 + len] = '\0';
+	return true;
+}
+
+size_t cxx_exports_prefix(struct cxx_index *ix, const struct cxx_exports *x, const char *prefix, size_t len,
+			  cxx_export_fn fn, void *ctx)
+{
+	char key[1200];
+	bool keyed = prefix_key(key, sizeof key, x, prefix, len);
+	struct prefix_hits *h = keyed ? strmap_get(&ix->prefix_hits, key) : NULL;
+	if (!h) {
+		uint32_t hits[PREFIX_HITS_KEPT];
+		size_t n = scan_prefix(x, prefix, len, hits, PREFIX_HITS_KEPT);
+		if (n > PREFIX_HITS_KEPT || !keyed)
+			return visit_prefix(x, prefix, len, fn, ctx);	/* too many to keep */
+		h = arena_alloc(ix->a, sizeof *h + n * sizeof *h->idx);
+		h->n = n;
+		memcpy(h->idx, hits, n * sizeof *h->idx);
+		strmap_put(ix->a, &ix->prefix_hits, arena_strdup(ix->a, key), h);
+	}
+	if (!fn)
+		return h->n;
+	size_t seen = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		seen++;
+		if (!fn(ctx, &x->e[h->idx[i]]))
+			break;
+	}
+	return seen;
+}
+
 size_t cxx_exports_count(struct cxx_index *ix, const struct object *o, const char *prefix, size_t len)
 {
 	char keybuf[1200];
 	int w = snprintf(keybuf, sizeof keybuf, "%p:%.*s", (const void *)o, (int)MIN(len, (size_t)1024), prefix);
 	if (w < 0 || (size_t)w >= sizeof keybuf)
-		return cxx_exports_prefix(cxx_exports_of(ix, o), prefix, len, NULL, NULL);
+		return cxx_exports_prefix(ix, cxx_exports_of(ix, o), prefix, len, NULL, NULL);
 	void *v = strmap_get(&ix->counts, keybuf);
 	if (v)
 		return (size_t)(uintptr_t)v - 1;
-	size_t n = cxx_exports_prefix(cxx_exports_of(ix, o), prefix, len, NULL, NULL);
+	size_t n = cxx_exports_prefix(ix, cxx_exports_of(ix, o), prefix, len, NULL, NULL);
 	strmap_put(ix->a, &ix->counts, arena_strdup(ix->a, keybuf), (void *)(uintptr_t)(n + 1));
 	return n;
 }

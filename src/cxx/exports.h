@@ -68,6 +68,14 @@ struct cxx_index {
 	struct arena *a;
 	struct idmap by_id;	/* (dev, ino) -> struct cxx_exports */
 	struct strmap counts;	/* "<object>:<prefix>" -> count + 1 */
+	/* "<exports>:<prefix>" -> the exports that match, in index order: the
+	 * same few prefixes are asked of the same objects for every failing
+	 * symbol of every process (55,800 queries, 12,500 distinct, on a
+	 * serving stack's --libraries) */
+	struct strmap prefix_hits;
+	/* a symbol searched for -> its demangled text and signature, parsed
+	 * once (nearmiss.c: the same symbol fails in process after process) */
+	struct strmap wanted;
 	size_t objects, symbols;	/* statistics */
 };
 
@@ -78,9 +86,10 @@ struct cxx_exports *cxx_exports_of(struct cxx_index *ix, const struct object *o)
 /* Called for each match; return false to stop. */
 typedef bool (*cxx_export_fn)(void *ctx, const struct cxx_export *e);
 
-/* Mangled names whose body starts with prefix[0..len).  Returns how many
- * matched (all of them when fn is NULL; up to the stop otherwise). */
-size_t cxx_exports_prefix(const struct cxx_exports *x, const char *prefix, size_t len,
+/* Mangled names whose body starts with prefix[0..len), in the exports'
+ * order.  Returns how many matched (all of them when fn is NULL; up to the
+ * stop otherwise).  Which ones match is remembered per exports and prefix. */
+size_t cxx_exports_prefix(struct cxx_index *ix, const struct cxx_exports *x, const char *prefix, size_t len,
 			  cxx_export_fn fn, void *ctx);
 /* How many mangled names of o start with prefix (cxx_exports_prefix
  * without a callback), remembered per object and prefix. */

@@ -244,7 +244,7 @@ static void same_name(struct work *w, const struct nm_object *objs, size_t nobjs
 			continue;
 		w->where = &objs[i];
 		w->examined = 0;
-		cxx_exports_prefix(cxx_exports_of(w->ix, objs[i].obj), prefix, len, consider, w);
+		cxx_exports_prefix(w->ix, cxx_exports_of(w->ix, objs[i].obj), prefix, len, consider, w);
 	}
 	w->must_contain = NULL;
 }
@@ -431,6 +431,30 @@ static void work_init(struct work *w, struct cxx_index *ix, struct nm_result *r)
 	}
 }
 
+/* A symbol's demangled text and signature (read only once made), parsed
+ * on its first search. */
+struct wanted {
+	const char *demangled;	/* NULL: not a mangled name */
+	struct cxx_sig sig;
+	int abi;
+};
+
+static const struct wanted *wanted_of(struct cxx_index *ix, const char *symbol)
+{
+	struct wanted *wt = strmap_get(&ix->wanted, symbol);
+	if (wt)
+		return wt;
+	wt = arena_calloc(ix->a, 1, sizeof *wt);
+	const char *dem = cxx_demangle(ix->a, symbol);
+	if (dem != symbol) {
+		wt->demangled = dem;
+		cxx_sig_parse(ix->a, dem, strlen(dem), &wt->sig);
+		wt->abi = cxx_abi_macro_value(cxx_abi_flavour_of(dem));
+	}
+	strmap_put(ix->a, &ix->wanted, arena_strdup(ix->a, symbol), wt);
+	return wt;
+}
+
 void nm_search(struct cxx_index *ix, const char *symbol, const char *version,
 	       const char *version_file, const struct object *requester, const struct nm_object *objs,
 	       size_t nobjs, struct nm_result *r)
@@ -443,11 +467,11 @@ void nm_search(struct cxx_index *ix, const char *symbol, const char *version,
 	struct work w;
 	work_init(&w, ix, r);
 	w.requester = requester;
-	const char *dem = cxx_demangle(w.a, symbol);
-	if (dem != symbol) {
-		r->demangled = dem;
-		cxx_sig_parse(w.a, dem, strlen(dem), &r->want);
-		r->want_abi = cxx_abi_macro_value(cxx_abi_flavour_of(dem));
+	const struct wanted *wt = wanted_of(ix, symbol);
+	if (wt->demangled) {
+		r->demangled = wt->demangled;
+		r->want = wt->sig;
+		r->want_abi = wt->abi;
 	}
 	for (size_t i = 0; i < nobjs; i++)
 		exact_in(&w, &objs[i]);
