@@ -66,6 +66,7 @@ struct work {
 	size_t examined;
 	const char *must_contain;	/* a candidate's mangled name must spell this token */
 	const struct object *requester;	/* never a provider of its own symbol (nearmiss.h) */
+	uint32_t gnu_hash, sysv_hash;	/* the symbol's, for every object's table */
 };
 
 static void add_near(struct work *w, const struct nm_object *where, const char *sym, const char *ver,
@@ -101,8 +102,7 @@ static void exact_in(struct work *w, const struct nm_object *o)
 	const struct cxx_exports *x = NULL;
 	struct elf_hash_iter it;
 	uint32_t idx;
-	bool hashed = elf_hash_iter_init(&it, &ob->elf, r->symbol, elf_gnu_hash(r->symbol),
-					 elf_sysv_hash(r->symbol));
+	bool hashed = elf_hash_iter_init(&it, &ob->elf, r->symbol, w->gnu_hash, w->sysv_hash);
 	size_t k = 0;
 	for (;;) {
 		struct elf_sym s;
@@ -423,6 +423,8 @@ static void work_init(struct work *w, struct cxx_index *ix, struct nm_result *r)
 	w->ix = ix;
 	w->a = ix->a;
 	w->r = r;
+	w->gnu_hash = elf_gnu_hash(r->symbol);
+	w->sysv_hash = elf_sysv_hash(r->symbol);
 	/* keep what an earlier pass found */
 	for (size_t i = 0; i < r->nnear; i++) {
 		struct nm_near *n = arena_alloc(w->a, sizeof *n);
