@@ -130,6 +130,7 @@ struct cxx_exports *cxx_exports_of(struct cxx_index *ix, const struct object *o)
  * remembered; a query with more scans again). */
 struct prefix_hits {
 	size_t n;
+	bool listed;	/* idx holds them (n <= PREFIX_HITS_KEPT) */
 	uint32_t idx[];
 };
 
@@ -205,15 +206,20 @@ size_t cxx_exports_prefix(struct cxx_index *ix, const struct cxx_exports *x, con
 	if (!h) {
 		uint32_t hits[PREFIX_HITS_KEPT];
 		size_t n = scan_prefix(x, prefix, len, hits, PREFIX_HITS_KEPT);
-		if (n > PREFIX_HITS_KEPT || !keyed)
-			return visit_prefix(x, prefix, len, fn, ctx);	/* too many to keep */
-		h = arena_alloc(ix->a, sizeof *h + n * sizeof *h->idx);
+		if (!keyed)
+			return fn ? visit_prefix(x, prefix, len, fn, ctx) : n;
+		bool listed = n <= PREFIX_HITS_KEPT;	/* else only how many */
+		h = arena_alloc(ix->a, sizeof *h + (listed ? n : 0) * sizeof *h->idx);
 		h->n = n;
-		memcpy(h->idx, hits, n * sizeof *h->idx);
+		h->listed = listed;
+		if (listed)
+			memcpy(h->idx, hits, n * sizeof *h->idx);
 		strmap_put(ix->a, &ix->prefix_hits, arena_strdup(ix->a, key), h);
 	}
 	if (!fn)
 		return h->n;
+	if (!h->listed)
+		return visit_prefix(x, prefix, len, fn, ctx);
 	size_t seen = 0;
 	for (size_t i = 0; i < h->n; i++) {
 		seen++;
@@ -225,16 +231,7 @@ size_t cxx_exports_prefix(struct cxx_index *ix, const struct cxx_exports *x, con
 
 size_t cxx_exports_count(struct cxx_index *ix, const struct object *o, const char *prefix, size_t len)
 {
-	char keybuf[1200];
-	int w = snprintf(keybuf, sizeof keybuf, "%p:%.*s", (const void *)o, (int)MIN(len, (size_t)1024), prefix);
-	if (w < 0 || (size_t)w >= sizeof keybuf)
-		return cxx_exports_prefix(ix, cxx_exports_of(ix, o), prefix, len, NULL, NULL);
-	void *v = strmap_get(&ix->counts, keybuf);
-	if (v)
-		return (size_t)(uintptr_t)v - 1;
-	size_t n = cxx_exports_prefix(ix, cxx_exports_of(ix, o), prefix, len, NULL, NULL);
-	strmap_put(ix->a, &ix->counts, arena_strdup(ix->a, keybuf), (void *)(uintptr_t)(n + 1));
-	return n;
+	return cxx_exports_prefix(ix, cxx_exports_of(ix, o), prefix, len, NULL, NULL);
 }
 
 static void build_blob(struct cxx_index *ix, struct cxx_exports *x)

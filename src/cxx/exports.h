@@ -67,7 +67,6 @@ struct cxx_exports {
 struct cxx_index {
 	struct arena *a;
 	struct idmap by_id;	/* (dev, ino) -> struct cxx_exports */
-	struct strmap counts;	/* "<object>:<prefix>" -> count + 1 */
 	/* "<exports>:<prefix>" -> the exports that match, in index order: the
 	 * same few prefixes are asked of the same objects for every failing
 	 * symbol of every process (55,800 queries, 12,500 distinct, on a
@@ -92,7 +91,7 @@ typedef bool (*cxx_export_fn)(void *ctx, const struct cxx_export *e);
 size_t cxx_exports_prefix(struct cxx_index *ix, const struct cxx_exports *x, const char *prefix, size_t len,
 			  cxx_export_fn fn, void *ctx);
 /* How many mangled names of o start with prefix (cxx_exports_prefix
- * without a callback), remembered per object and prefix. */
+ * without a callback). */
 size_t cxx_exports_count(struct cxx_index *ix, const struct object *o, const char *prefix, size_t len);
 /* Mangled names whose body contains token[0..len), each reported once. */
 size_t cxx_exports_containing(struct cxx_index *ix, struct cxx_exports *x, const char *token, size_t len,
