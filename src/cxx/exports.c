@@ -303,7 +303,7 @@ size_t cxx_exports_c_prefix(const struct cxx_exports *x, const char *prefix, siz
 	size_t n = 0;
 	for (size_t i = 0; i < x->n; i++) {
 		const struct cxx_export *e = &x->e[i];
-		if (e->mangled || strncmp(e->name, prefix, len) != 0)
+		if (e->mangled || (len && e->name[0] != prefix[0]) || strncmp(e->name, prefix, len) != 0)
 			continue;
 		n++;
 		if (fn && !fn(ctx, e))
