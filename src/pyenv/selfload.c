@@ -349,9 +349,11 @@ static void own_import(struct reader *r, struct file_state *fs, const char *line
 	char mod[PATH_MAX];
 	const char *names = NULL;
 	size_t pl = strlen(r->package);
-	const char *pkgdir = arena_printf(&r->s->arena, "%s/%s", r->site, r->package);
 	const char *base = NULL;
 	const char *p;
+	if (!str_starts(line, "from ") && !str_starts(line, "import "))
+		return;	/* most lines: no path made for them */
+	const char *pkgdir = arena_printf(&r->s->arena, "%s/%s", r->site, r->package);
 	if (str_starts(line, "from .")) {
 		p = line + 5;
 		int dots = 0;
