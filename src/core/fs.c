@@ -547,20 +547,6 @@ static bool under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
-/* procfs, sysfs, debugfs, securityfs, cgroup v1/v2, devpts, configfs,
- * binfmt_misc, tracefs, bpf, pstore, efivarfs, fusectl, mqueue, nsfs */
-static bool pseudo_fs_type(unsigned long type)
-{
-	static const unsigned long magic[] = { 0x9fa0,	   0x62656572, 0x64626720, 0x73636673, 0x27e0eb,
-					       0x63677270, 0x1cd1,     0x62656570, 0x42494e4d, 0x74726163,
-					       0xcafe4a11, 0x6165676c, 0xde5e81e4, 0x65735543, 0x19800202,
-					       0x6e736673 };
-	for (size_t i = 0; i < sizeof magic / sizeof magic[0]; i++)
-		if (type == magic[i])
-			return true;
-	return false;
-}
-
 bool fs_on_pseudo_fs(const struct fsview *fs, const char *path)
 {
 	char canon[PATH_MAX];
@@ -581,7 +567,15 @@ bool fs_on_pseudo_fs(const struct fsview *fs, const char *path)
 	if (!host_path(fs, path, true, hp, sizeof hp, &err))
 		return false;
 	struct statfs sf;
-	return statfs(hp, &sf) == 0 && pseudo_fs_type((unsigned long)sf.f_type);
+	if (statfs(hp, &sf) != 0)
+		return false;
+	/* procfs, sysfs, debugfs, securityfs, cgroup v1/v2, devpts, configfs */
+	static const unsigned long magic[] = { 0x9fa0, 0x62656572, 0x64626720, 0x73636673,
+					       0x27e0eb, 0x63677270, 0x1cd1, 0x62656570 };
+	for (size_t i = 0; i < sizeof magic / sizeof magic[0]; i++)
+		if ((unsigned long)sf.f_type == magic[i])
+			return true;
+	return false;
 }
 
 static int open_ro(const struct fsview *fs, const char *hp)
@@ -812,8 +806,8 @@ void fs_unmap(struct mapped_file *mf)
 	mf->len = 0;
 }
 
-static enum status read_small(const struct fsview *fs, const char *path, size_t max, char **out, size_t *len,
-			      bool *pseudo, struct diag *d)
+enum status fs_read_small(const struct fsview *fs, const char *path, size_t max, char **out,
+			  size_t *len, struct diag *d)
 {
 	record(fs, FS_ACC_READ, path);
 	*out = NULL;
@@ -854,12 +848,6 @@ static enum status read_small(const struct fsview *fs, const char *path, size_t 
 		st = diag_set(d, ST_NOT_FILE, path, DIAG_NO_OFFSET, "not a regular file");
 		goto out;
 	}
-	struct statfs sf;
-	if (pseudo && fstatfs(fd, &sf) == 0 && pseudo_fs_type((unsigned long)sf.f_type)) {
-		*pseudo = true;
-		st = diag_set(d, ST_NOT_FILE, path, DIAG_NO_OFFSET, "a file of /proc or /sys");
-		goto out;
-	}
 	if ((uint64_t)sb.st_size > max) {
 		st = diag_set(d, ST_LIMIT, path, DIAG_NO_OFFSET,
 			      "file larger than %zu bytes", max);
@@ -891,19 +879,6 @@ out:
 	free(buf);
 	close(fd);
 	return st;
-}
-
-enum status fs_read_small(const struct fsview *fs, const char *path, size_t max, char **out,
-			  size_t *len, struct diag *d)
-{
-	return read_small(fs, path, max, out, len, NULL, d);
-}
-
-enum status fs_read_real(const struct fsview *fs, const char *path, size_t max, char **out, size_t *len,
-			 bool *pseudo, struct diag *d)
-{
-	*pseudo = false;
-	return read_small(fs, path, max, out, len, pseudo, d);
 }
 
 static bool vfs_child_hidden_or_listed(const struct fsview *fs, const char *dir, const char *name)

@@ -147,15 +147,6 @@ const char *fs_fault(void);
 /* Reads a whole small regular file (max bytes) into a malloc'd buffer. */
 enum status fs_read_small(const struct fsview *fs, const char *path, size_t max, char **out,
 			  size_t *len, struct diag *d);
-/*
- * fs_read_small, but a file on a pseudo filesystem (fs_on_pseudo_fs's
- * list) is not read: *pseudo is set and it fails.  Asked of the file
- * opened (fstatfs), so a link anywhere on the path is caught without
- * resolving the path (fs_on_pseudo_fs's realpath is a readlink per
- * component).  A vfs's files are never pseudo.
- */
-enum status fs_read_real(const struct fsview *fs, const char *path, size_t max, char **out, size_t *len,
-			 bool *pseudo, struct diag *d);
 
 /* Writes a file abiscope produces (a snapshot, a report): never one it
  * inspects.  Creates or truncates path, gzip-compressed when gzip is set;

@@ -272,11 +272,13 @@ static char *slurp_why(struct scan *s, const char *path, size_t *len, const char
 		*why = NULL;
 	/* a metadata file linked into /proc or /sys describes this process
 	 * (/proc/self/environ), not the package */
-	bool pseudo;
-	if (fs_read_real(&s->fs, path, MAX_META_FILE, &buf, len, &pseudo, &d) != ST_OK) {
-		if (why && pseudo)
+	if (fs_on_pseudo_fs(&s->fs, path)) {
+		if (why)
 			*why = "it leads into /proc or /sys";
-		else if (why && !(d.status == ST_IO && d.sys_errno == ENOENT))
+		return NULL;
+	}
+	if (fs_read_small(&s->fs, path, MAX_META_FILE, &buf, len, &d) != ST_OK) {
+		if (why && !(d.status == ST_IO && d.sys_errno == ENOENT))
 			*why = arena_strdup(&s->arena, d.msg);
 		return NULL;
 	}
