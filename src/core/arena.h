@@ -3,8 +3,9 @@
  *
  * A scan allocates its objects, strings, graphs and findings from one
  * arena and releases them all with arena_release().  Individual
- * allocations are never freed.  Blocks are malloc'ed as needed; a request
- * larger than the block size gets a block of its own.
+ * allocations are never freed.  Blocks are mapped (mmap) as needed: small
+ * allocations share 2 MiB blocks, a request over 64 KiB gets a block of
+ * its own (arena.c says why).
  *
  * Allocation failure is not recoverable in abiscope (the inputs are
  * bounded by what is mapped), so the arena aborts on OOM rather than

@@ -945,7 +945,8 @@ static const struct dirent64 *dir_next(struct dir_reader *r)
 		r->pos = 0;
 	}
 	const struct dirent64 *de = (const struct dirent64 *)(const void *)(r->buf + r->pos);
-	if (de->d_reclen < offsetof(struct dirent64, d_name) + 1 || de->d_reclen > r->len - r->pos) {
+	if (r->len - r->pos < offsetof(struct dirent64, d_name) + 1 ||
+	    de->d_reclen < offsetof(struct dirent64, d_name) + 1 || de->d_reclen > r->len - r->pos) {
 		r->error = true;	/* not what the kernel writes: stop here */
 		return NULL;
 	}

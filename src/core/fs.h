@@ -57,9 +57,10 @@ bool fs_is_rooted(const struct fsview *fs);
  * fs_kind_of() of a path in it answers from them (absent: FS_MISSING; a
  * file or folder: its kind; a link or an unknown type: stat() decides).
  * A scan sees the disk as it was when it listed a folder.  Only while no
- * vfs is set (a vfs can change under a scan), only folders this process
- * may search (else stat() of a name could fail where the listing has it)
- * and only listings readdir() finished without an error.  Names match
+ * vfs is set (a vfs can change under a scan) and only listings finished
+ * without an error; a listing answers for stat() only of a folder this
+ * process may search (else stat() of a name could fail where the listing
+ * has it: asked when it first answers).  Names match
  * exactly (as Python's import does, not as a case-insensitive folder's
  * open() would).
  */

@@ -95,7 +95,9 @@ bool cxx_sym_exported(const struct elf_sym *s)
 
 struct cxx_exports *cxx_exports_of(struct cxx_index *ix, const struct object *o)
 {
-	struct cxx_exports *x = idmap_get(&ix->by_id, o->dev, o->ino);
+	/* an object outside the cache (dev and ino 0) is known by its address */
+	uint64_t id_a = o->dev || o->ino ? o->dev : UINT64_MAX, id_b = o->dev || o->ino ? o->ino : (uintptr_t)o;
+	struct cxx_exports *x = idmap_get(&ix->by_id, id_a, id_b);
 	if (x && x->obj == o)
 		return x;
 	x = arena_alloc(ix->a, sizeof *x);
@@ -118,9 +120,7 @@ struct cxx_exports *cxx_exports_of(struct cxx_index *ix, const struct object *o)
 	}
 	if (x->nmangled)
 		build_buckets(ix, x);
-	/* Objects outside the cache (dev and ino 0) are not remembered. */
-	if (o->dev || o->ino)
-		idmap_put(ix->a, &ix->by_id, o->dev, o->ino, x);
+	idmap_put(ix->a, &ix->by_id, id_a, id_b, x);
 	ix->objects++;
 	ix->symbols += x->n;
 	return x;

@@ -66,7 +66,7 @@ struct cxx_exports {
 
 struct cxx_index {
 	struct arena *a;
-	struct idmap by_id;	/* (dev, ino) -> struct cxx_exports */
+	struct idmap by_id;	/* (dev, ino), or (~0, address) outside the cache -> struct cxx_exports */
 	/* "<exports>:<prefix>" -> the exports that match, in index order: the
 	 * same few prefixes are asked of the same objects for every failing
 	 * symbol of every process (55,800 queries, 12,500 distinct, on a

@@ -137,15 +137,31 @@ void object_forget(const struct object *o, struct bytes w)
 }
 
 /* The executable segments' bytes in the file: read only by the scan of
- * the constructors' calls (elf_find_ctor_plt_calls). */
+ * the constructors' calls (elf_find_ctor_plt_calls).  An object linked
+ * without -z separate-code has .dynsym, .dynstr and the hash tables at
+ * the start of that segment too, which later lookups read: only what lies
+ * past the last of them is dropped. */
 static void forget_code(const struct object *o)
 {
 	const struct elf_file *ef = &o->elf;
+	/* the chains' window runs on to the end of what the file has there:
+	 * a lookup reads no further than one word per symbol (advise_tables) */
+	struct bytes chain = ef->gnu_chain.len > (uint64_t)ef->nsyms * 4 ?
+				     bytes_make(ef->gnu_chain.data, (size_t)ef->nsyms * 4, false) : ef->gnu_chain;
+	const struct bytes kept[] = { ef->dynsym,      ef->dynstr, ef->versym,	    ef->gnu_bloom,
+				      ef->gnu_buckets, chain,	   ef->sysv_bucket, ef->sysv_chain };
 	for (size_t i = 0; i < ef->nseg; i++) {
 		const struct elf_segment *sg = &ef->seg[i];
 		struct bytes w;
-		if (sg->type == PT_LOAD_ && (sg->flags & PF_X_) && bytes_sub(&ef->raw, sg->offset, sg->filesz, &w))
-			forget_window(o, w, FORGET_DONE_MIN);
+		if (sg->type != PT_LOAD_ || !(sg->flags & PF_X_) || !bytes_sub(&ef->raw, sg->offset, sg->filesz, &w))
+			continue;
+		size_t skip = 0;	/* bytes of the segment up to the end of the last table in it */
+		for (size_t k = 0; k < ARRAY_SIZE(kept); k++) {
+			const struct bytes *t = &kept[k];
+			if (t->len && t->data < w.data + w.len && w.data < t->data + t->len)
+				skip = MAX(skip, (size_t)MIN(t->data + t->len - w.data, (ptrdiff_t)w.len));
+		}
+		forget_window(o, bytes_make(w.data + skip, w.len - skip, false), FORGET_DONE_MIN);
 	}
 }
 

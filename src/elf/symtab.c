@@ -274,7 +274,7 @@ struct ref_builder {
 	/* per reference, 1 when its order moved (first deferred, then needed
 	 * at load time): the only ones out of processing order */
 	uint8_t *moved;
-	size_t nmoved;
+	size_t moved_cap, nmoved;
 };
 
 enum { SYM_UNSEEN = 0, SYM_SKIP = 1, SYM_LOOKUP = 2 };
@@ -433,12 +433,13 @@ static void add_ref(struct ref_builder *rb, uint32_t type, uint32_t symidx, bool
 				/* First load-time use decides when the error shows. */
 				r->deferrable = false;
 				r->order = rb->order;
-				if (!rb->moved)
-					rb->moved = arena_calloc(rb->a, rb->cap ? rb->cap : 1, 1);
-				if (slot[symidx] - 1 < rb->cap) {
-					rb->moved[slot[symidx] - 1] = 1;
-					rb->nmoved++;
+				if (!rb->moved) {
+					rb->moved_cap = rb->cap;
+					rb->moved = arena_calloc(rb->a, rb->moved_cap ? rb->moved_cap : 1, 1);
 				}
+				if (slot[symidx] - 1 < rb->moved_cap)
+					rb->moved[slot[symidx] - 1] = 1;
+				rb->nmoved++;	/* counted either way: put_in_order checks */
 			}
 			r->eager_also = true;
 		}
@@ -883,7 +884,7 @@ static void put_in_order(struct ref_builder *rb)
 	struct elf_refs *out = rb->out;
 	if (!rb->nmoved || out->n < 2)
 		return;
-	if (rb->cap < out->n) {	/* grown past the first guess: mark is partial */
+	if (rb->moved_cap < out->n) {	/* grown past the first guess: the marks are partial */
 		sort_items(out->ref, out->n, sizeof *out->ref, by_order);
 		return;
 	}
@@ -921,11 +922,13 @@ void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_ref
 	 * still reads DT_SYMTAB where it points */
 	if (!ef->nsyms && !(ef->has_symtab_tag && rela_modelled(ef)))
 		return;
-	/* room for a reference per entry there is, taken once: an array grown
+	/* room for a reference per entry there is (the leading relative ones
+	 * name no symbol), taken once: an array grown
 	 * by doubling left every smaller copy in the arena (6 MB on a serving
 	 * stack); a large one has a mapping of its own, whose pages no
 	 * reference reaches are never touched */
-	rb.cap = entries_in(ef, &ef->rel) + entries_in(ef, &ef->rela) + entries_in(ef, &ef->jmprel);
+	rb.cap = entries_in(ef, &ef->rel) - MIN(ef->relcount, entries_in(ef, &ef->rel)) + entries_in(ef, &ef->rela) -
+		 MIN(ef->relacount, entries_in(ef, &ef->rela)) + entries_in(ef, &ef->jmprel);
 	out->ref = arena_calloc(a, rb.cap ? rb.cap : 1, sizeof *out->ref);
 	rb.symkind = arena_calloc(a, ef->nsyms ? ef->nsyms : 1, sizeof *rb.symkind);
 	if (ef->nsyms)

@@ -14,7 +14,7 @@
 
 #include "loader/internal.h"
 
-#define LOOKUP_MEMO_MAX 262144	/* answers: bounds its memory to a few MiB */
+#define LOOKUP_MEMO_MAX 262144	/* answers: bounds its memory (27 MiB at most, freed with the pass) */
 
 /* What a reference is, for the memo: the strings are the reference's own
  * (they outlive the pass). */
