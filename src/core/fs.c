@@ -375,8 +375,6 @@ void fs_stat(const struct fsview *fs, const char *path, struct fs_stat *out)
 	out->mtime = st.st_mtime;
 }
 
-/* The remembered listing of the folder of path[0, len) (a path's own
- * folder, or an ancestor's), and the name in it; NULL when there is none. */
 /* Whether this process may search the listed folder dir: its listing
  * answers for stat() only then (an ACL can refuse what the mode bits
  * allow, so the kernel is asked, once per folder, when first needed). */
@@ -392,6 +390,9 @@ static bool searchable(const struct fsview *fs, const struct dir_listing *l, con
 	return yes;
 }
 
+/* The remembered listing of the folder of path[0, len) (a path's own
+ * folder, or an ancestor's), and the name in it; NULL when there is none
+ * or it may not answer for stat(). */
 static const struct dir_listing *listing_of(const struct fsview *fs, const char *path, size_t len, char *name,
 					    size_t namesz)
 {

@@ -671,27 +671,42 @@ static void check_lazy(struct ref_builder *rb, const struct reloc_entry *e)
 			 bad_type_text(rb->a, e->type, true));
 }
 
+/* The size of one entry of t (Elf_Rel or Elf_Rela, 32- or 64-bit). */
+static uint64_t entry_size(const struct elf_file *ef, const struct elf_reltab *t)
+{
+	return t->rela ? (ef->is64 ? 24 : 12) : (ef->is64 ? 16 : 8);
+}
+
+/* The entries of a table its window holds. */
+static size_t entries_in(const struct elf_file *ef, const struct elf_reltab *t)
+{
+	return (size_t)MIN(t->count, t->data.len / entry_size(ef, t));
+}
+
+/* r_info's symbol index of the entry at p. */
+static uint32_t entry_sym(const struct elf_file *ef, const uint8_t *p)
+{
+	return ef->is64 ? (uint32_t)(elf_load_u64(p + 8, ef->big_endian) >> 32) : elf_load_u32(p + 4, ef->big_endian) >> 8;
+}
+
 static bool decode_entry(const struct ref_builder *rb, const struct elf_reltab *t, uint64_t i,
 			 struct reloc_entry *e)
 {
 	const struct elf_file *ef = rb->ef;
-	uint64_t ent = t->rela ? (ef->is64 ? 24 : 12) : (ef->is64 ? 16 : 8);
+	uint64_t ent = entry_size(ef, t);
 	const uint8_t *p = bytes_at(&t->data, i * ent, ent);
 	if (!p)
 		return false;
 	e->t = t;
 	e->index = i;
+	e->sym = entry_sym(ef, p);
 	if (ef->is64) {
-		uint64_t info = elf_load_u64(p + 8, ef->big_endian);
 		e->offset = elf_load_u64(p, ef->big_endian);
-		e->type = (uint32_t)(info & 0xffffffffu);
-		e->sym = (uint32_t)(info >> 32);
+		e->type = (uint32_t)(elf_load_u64(p + 8, ef->big_endian) & 0xffffffffu);
 		e->addend = t->rela ? elf_load_u64(p + 16, ef->big_endian) : 0;
 	} else {
-		uint32_t info = elf_load_u32(p + 4, ef->big_endian);
 		e->offset = elf_load_u32(p, ef->big_endian);
-		e->type = info & 0xff;
-		e->sym = info >> 8;
+		e->type = elf_load_u32(p + 4, ef->big_endian) & 0xff;
 		e->addend = t->rela ? elf_load_u32(p + 8, ef->big_endian) : 0;
 	}
 	return true;
@@ -759,7 +774,7 @@ static void walk_relative(struct ref_builder *rb, const struct elf_reltab *t, ui
 		return;
 	/* the entries there are, read in place (a large library has a million):
 	 * only r_offset is needed until one writes outside the window */
-	uint64_t ent = ef->is64 ? 24 : 12, have = MIN(n, t->data.len / ent);	/* count or not: do-rel.h */
+	uint64_t ent = entry_size(ef, t), have = MIN(n, t->data.len / ent);	/* count or not: do-rel.h */
 	const uint8_t *all = have ? bytes_at(&t->data, 0, have * ent) : NULL;
 	const struct elf_window *w = &rb->writable;
 	for (uint64_t i = 0; all && i < have && !rb->out->stop_now.set; i++) {
@@ -787,7 +802,7 @@ static void walk_kind(struct ref_builder *rb, const struct elf_reltab *main, uin
 		      bool plt_matches)
 {
 	const struct elf_file *ef = rb->ef;
-	uint64_t ent = main->rela ? (ef->is64 ? 24 : 12) : (ef->is64 ? 16 : 8);
+	uint64_t ent = entry_size(ef, main);
 	uint64_t start = main->vaddr, size = main->count * ent;
 	if (plt_matches && ef->jmprel.count) {
 		uint64_t pstart = ef->jmprel.vaddr, psize = ef->jmprel.count * ent;
@@ -809,12 +824,15 @@ static int by_order(const void *x, const void *y)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-/* The entries of a table its window holds. */
-static size_t entries_in(const struct elf_file *ef, const struct elf_reltab *t)
+/* The entries of t past its leading nrelative relative ones. */
+static size_t symbol_entries(const struct elf_file *ef, const struct elf_reltab *t, uint64_t nrelative)
 {
-	uint64_t ent = t->rela ? (ef->is64 ? 24 : 12) : (ef->is64 ? 16 : 8);
-	return (size_t)MIN(t->count, t->data.len / ent);
+	size_t n = entries_in(ef, t);
+	return n - (size_t)MIN(nrelative, n);
 }
+
+/* Names asked for ahead of the symbol classify_ahead is at. */
+#define NAME_PREFETCH 16
 
 /*
  * Every symbol a relocation names, classified before the walk, in symbol
@@ -824,8 +842,6 @@ static size_t entries_in(const struct elf_file *ef, const struct elf_reltab *t)
  * (libtensorflow_cc.so: half a scan's time waited on those reads).  The
  * answers are the same; only when they are read changes.
  */
-#define NAME_PREFETCH 16
-
 static void classify_ahead(struct ref_builder *rb)
 {
 	const struct elf_file *ef = rb->ef;
@@ -833,12 +849,10 @@ static void classify_ahead(struct ref_builder *rb)
 	const struct elf_reltab *tabs[3] = { &ef->rel, &ef->rela, &ef->jmprel };
 	const uint64_t relative[3] = { ef->relcount, ef->relacount, 0 };	/* no symbol there */
 	for (int t = 0; t < 3; t++) {
-		uint64_t ent = tabs[t]->rela ? (ef->is64 ? 24 : 12) : (ef->is64 ? 16 : 8), n = entries_in(ef, tabs[t]);
+		uint64_t ent = entry_size(ef, tabs[t]), n = entries_in(ef, tabs[t]);
 		const uint8_t *all = n ? bytes_at(&tabs[t]->data, 0, n * ent) : NULL;
 		for (uint64_t i = MIN(relative[t], n); all && i < n; i++) {
-			const uint8_t *p = all + i * ent;
-			uint32_t sym = ef->is64 ? (uint32_t)(elf_load_u64(p + 8, ef->big_endian) >> 32)
-						: elf_load_u32(p + 4, ef->big_endian) >> 8;
+			uint32_t sym = entry_sym(ef, all + i * ent);
 			if (sym < ef->nsyms)
 				wanted[sym] = 1;
 		}
@@ -872,7 +886,6 @@ static void classify_ahead(struct ref_builder *rb)
 		rb->symkind[idx] = kind | (fault.phase ? SYM_FAULTED : 0);
 	}
 }
-
 
 /*
  * Processing order, once.  References are added in it; those whose order
@@ -927,8 +940,8 @@ void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_ref
 	 * by doubling left every smaller copy in the arena (6 MB on a serving
 	 * stack); a large one has a mapping of its own, whose pages no
 	 * reference reaches are never touched */
-	rb.cap = entries_in(ef, &ef->rel) - MIN(ef->relcount, entries_in(ef, &ef->rel)) + entries_in(ef, &ef->rela) -
-		 MIN(ef->relacount, entries_in(ef, &ef->rela)) + entries_in(ef, &ef->jmprel);
+	rb.cap = symbol_entries(ef, &ef->rel, ef->relcount) + symbol_entries(ef, &ef->rela, ef->relacount) +
+		 symbol_entries(ef, &ef->jmprel, 0);
 	out->ref = arena_calloc(a, rb.cap ? rb.cap : 1, sizeof *out->ref);
 	rb.symkind = arena_calloc(a, ef->nsyms ? ef->nsyms : 1, sizeof *rb.symkind);
 	if (ef->nsyms)
@@ -936,9 +949,7 @@ void elf_collect_refs(struct arena *a, const struct elf_file *ef, struct elf_ref
 	rb.sym_reads_ok = arena_calloc(a, ef->nsyms ? ef->nsyms : 1, sizeof *rb.sym_reads_ok);
 	walk_kind(&rb, &ef->rel, ef->relcount, !ef->jmprel_is_rela);
 	walk_kind(&rb, &ef->rela, ef->relacount, ef->jmprel_is_rela);
-	/* Processing order, once: a reference first deferred and later needed
-	 * at load time moved to that later place.  Orders are distinct. */
-	put_in_order(&rb);
+	put_in_order(&rb);	/* orders are distinct */
 	for (size_t i = 0; i < out->n; i++) {
 		struct elf_symref *r = &out->ref[i];
 		r->name = elf_sym_name(ef, r->symidx);

@@ -28,12 +28,11 @@ static void tag_of(const struct memo_key *k, uint8_t tag[3])
 	tag[2] = k->ver ? 1 + k->ver->hidden : 0;
 }
 
-static uint64_t key_hash(const struct memo_key *k)
+static uint64_t key_hash(const struct memo_key *k, const uint8_t tag[3])
 {
 	const struct lookup_version *v = k->ver;
 	uint64_t parts[2] = { (uint64_t)k->gnu_hash << 32 | (v ? v->hash : 0),
-			      (uint64_t)k->deepbind | (uint64_t)k->lookup_class << 8 |
-				      (uint64_t)(v ? 1 + v->hidden : 0) << 16 |
+			      (uint64_t)tag[0] | (uint64_t)tag[1] << 8 | (uint64_t)tag[2] << 16 |
 				      (uint64_t)(v && v->filename ? hash_str(v->filename) : 0) << 24 };
 	return hash_mem64(0, parts, sizeof parts);
 }
@@ -53,7 +52,7 @@ bool lookup_memo_find(const struct lookup_memo *m, const struct memo_key *k, boo
 		return false;
 	uint8_t tag[3];
 	tag_of(k, tag);
-	uint64_t h = key_hash(k);
+	uint64_t h = key_hash(k, tag);
 	for (size_t j = h & (m->cap - 1); m->slot[j].answer; j = (j + 1) & (m->cap - 1)) {
 		const struct memo_answer *a = &m->answer[m->slot[j].answer - 1];
 		if (m->slot[j].hash == h && answer_matches(a, k, tag)) {
@@ -104,16 +103,16 @@ void lookup_memo_store(struct lookup_memo *m, const struct memo_key *k, bool fou
 		m->out_of_memory = true;
 		return;
 	}
-	uint64_t h = key_hash(k);
+	struct memo_answer *a = &m->answer[m->n++];
+	tag_of(k, a->tag);
+	uint64_t h = key_hash(k, a->tag);
 	size_t j = h & (m->cap - 1);
 	while (m->slot[j].answer)
 		j = (j + 1) & (m->cap - 1);
-	struct memo_answer *a = &m->answer[m->n++];
 	a->name = k->name;
 	a->ver_name = k->ver ? k->ver->name : NULL;
 	a->ver_file = k->ver ? k->ver->filename : NULL;
 	a->ver_hash = k->ver ? k->ver->hash : 0;
-	tag_of(k, a->tag);
 	a->found = found;
 	a->res = *res;
 	m->slot[j].hash = h;
