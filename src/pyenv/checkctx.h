@@ -34,6 +34,11 @@ struct check_ctx {
 	bool toolkit_read;
 	int ops_wraps_error;		/* torch/_ops.py's load_library raises "Could not load this
 					 * library: PATH" for the dlerror: 1, 0, -1 not read yet */
+	/* envfind.c: each RECORD checked against the disk (struct record_check *,
+	 * one per distribution with a RECORD, in inv.dists.all's order), kept for
+	 * a later check of the same files */
+	struct ptrvec records;
+	bool records_checked;
 };
 
 /* The distribution, module and package of io, as fields of f. */

@@ -342,8 +342,12 @@ void check_record_mismatch(struct check_ctx *x)
 	struct scan *s = x->s;
 	struct arena *a = &s->arena;
 	struct ptrvec *all = &x->c->inv.dists.all;
-	size_t nfiles = 0, done = 0;
-	for (size_t i = 0; i < all->n && x->o->verify_hashes; i++)
+	/* the check this one repeats with other options (cmd check's pass with
+	 * the driver): its RECORDs' comparisons with the disk, made once */
+	const struct check_ctx *same = x->prev && x->prev->records_checked &&
+					       x->prev->c->inv.dists.all.item == all->item ? x->prev : NULL;
+	size_t nfiles = 0, done = 0, nrec = 0;
+	for (size_t i = 0; i < all->n && x->o->verify_hashes && !same; i++)
 		nfiles += ((struct dist *)all->item[i])->nfile;
 	struct ptrvec differ = { 0 };	/* struct record_check *, discovery order */
 	struct strmap groups = { 0 };	/* shared_missing_key -> struct ptrvec * */
@@ -353,13 +357,23 @@ void check_record_mismatch(struct check_ctx *x)
 			done += x->o->verify_hashes ? d->nfile : 0;
 			continue;
 		}
-		struct record_check *rc = arena_calloc(a, 1, sizeof *rc);
-		rc->d = d;
-		record_check_one(x, rc, &done, nfiles);
+		struct record_check *rc = NULL;
+		if (same) {
+			/* the same distributions in the same order (take_reads): the
+			 * disk was compared with them moments ago, stat by stat */
+			rc = same->records.item[nrec];
+		} else {
+			rc = arena_calloc(a, 1, sizeof *rc);
+			rc->d = d;
+			record_check_one(x, rc, &done, nfiles);
+		}
+		ptrvec_push(a, &x->records, rc);
+		nrec++;
 		if (!rc->missing && !rc->sized && !rc->hashed && !d->problems.n)
 			continue;
 		ptrvec_push(a, &differ, rc);
-		rc->shared = shared_missing_key(x, rc);
+		if (!same)	/* else the same key, from the same files */
+			rc->shared = shared_missing_key(x, rc);
 		if (!rc->shared)
 			continue;
 		struct ptrvec *g = strmap_get(&groups, rc->shared);
@@ -369,6 +383,7 @@ void check_record_mismatch(struct check_ctx *x)
 		}
 		ptrvec_push(a, g, rc);
 	}
+	x->records_checked = true;
 	for (size_t i = 0; i < differ.n; i++) {
 		const struct record_check *rc = differ.item[i];
 		const struct ptrvec *g = rc->shared ? strmap_get(&groups, rc->shared) : NULL;

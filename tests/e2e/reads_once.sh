@@ -33,10 +33,9 @@ printf 'x = 1\n' >"$SP/pkg/sub/helper.py"
 : >"$SP/pkg/sub/__init__.py"
 printf 'Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n' >"$SP/pkg-1.0.dist-info/METADATA"
 printf 'pip\n' >"$SP/pkg-1.0.dist-info/INSTALLER"
-(cd "$SP" && for f in pkg/__init__.py pkg/sub/__init__.py pkg/sub/helper.py pkg/_gpu$SUFFIX \
-	pkg/_cpu$SUFFIX; do
+(cd "$SP" && for f in pkg/__init__.py pkg/sub/helper.py pkg/_gpu$SUFFIX pkg/_cpu$SUFFIX; do
 	echo "$f,,$(wc -c <"$f" | tr -d ' ')"
-done; echo 'pkg-1.0.dist-info/RECORD,,') >"$SP/pkg-1.0.dist-info/RECORD"
+done; echo 'pkg/sub/__init__.py,,3'; echo 'pkg-1.0.dist-info/RECORD,,') >"$SP/pkg-1.0.dist-info/RECORD"
 
 # (an ASan build checks that its runtime comes first in the preload list: the shim goes first here)
 CUDA_HOME=$FX/cuda OPEN_LOG=$FX/opens LD_PRELOAD=$SHIM ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
@@ -50,6 +49,13 @@ expect_eq "$(grep "^open $SP/" "$FX/opens" | sort | uniq -d)" "" "no file of sit
 for f in pkg-1.0.dist-info/RECORD pkg-1.0.dist-info/METADATA pkg/__init__.py pkg/sub/helper.py; do
 	expect_eq "$(grep -c "^open $SP/$f\$" "$FX/opens")" 1 "$f is read once"
 done
+# RECORD says pkg/sub/__init__.py has 3 bytes (it was emptied after install): both
+# verdicts say so, from one comparison of each row with the disk
+expect_eq "$(jq_py '[[f["size_differs"] for f in r["findings"] if f["id"] == "record-mismatch"]
+	for r in (j, j["with_driver"])]' <"$FX/check.json" 2>&1)" "[[1], [1]]" \
+	"check without a driver: the edited file is a record-mismatch in both verdicts"
+expect_eq "$(grep -c "^stat $SP/pkg/sub/__init__.py\$" "$FX/opens")" 1 \
+	"the size of a file RECORD lists is asked once for both verdicts"
 # no stub to stand for the driver (no CUDA_HOME, none in /usr/local/cuda):
 # with_driver is null, as docs/findings.md says, not an object without modelled_by
 if [ -e /usr/local/cuda/lib64/stubs/libcuda.so ]; then

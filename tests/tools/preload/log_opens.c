@@ -3,9 +3,9 @@
  *
  *   OPEN_LOG=FILE LD_PRELOAD=.../log_opens.so abiscope ...
  *
- * appends one line per open() (and fortified __open_2/__open64_2) and opendir() the process makes ("open
- * PATH", "dir PATH") to FILE, so a test can say how often each file was
- * read and each directory listed (tests/e2e/reads_once.sh).
+ * appends one line per open() (and fortified __open_2/__open64_2), opendir() and stat() the process
+ * makes ("open PATH", "dir PATH", "stat PATH") to FILE, so a test can say how often each file was
+ * read, each directory listed and each file's size asked (tests/e2e/reads_once.sh).
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -89,4 +89,23 @@ DIR *opendir(const char *path)
 	DIR *(*real)(const char *) = (DIR * (*)(const char *)) dlsym(RTLD_NEXT, "opendir");
 	note("dir", path);
 	return real(path);
+}
+
+/* stat() is a function of its own in glibc since 2.33 (stat64 where off_t
+ * is 64 bits wide, as abiscope builds) */
+int stat64(const char *path, struct stat64 *st);
+
+int stat(const char *path, struct stat *st)
+{
+	int (*real)(const char *, struct stat *) = (int (*)(const char *, struct stat *))dlsym(RTLD_NEXT, "stat");
+	note("stat", path);
+	return real(path, st);
+}
+
+int stat64(const char *path, struct stat64 *st)
+{
+	int (*real)(const char *, struct stat64 *) =
+		(int (*)(const char *, struct stat64 *))dlsym(RTLD_NEXT, "stat64");
+	note("stat", path);
+	return real(path, st);
 }
