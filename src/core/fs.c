@@ -548,6 +548,13 @@ static bool under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+static bool under_pseudo_dir(const char *canon)
+{
+	return under(canon, "/proc") || under(canon, "/sys") || under(canon, "/dev");
+}
+
+static bool pseudo_magic(const struct fsview *fs, const char *path);
+
 bool fs_on_pseudo_fs(const struct fsview *fs, const char *path)
 {
 	char canon[PATH_MAX];
@@ -561,9 +568,47 @@ bool fs_on_pseudo_fs(const struct fsview *fs, const char *path)
 		if (handled)
 			return false;	/* described bytes, not the kernel's */
 	}
-	if (fs_realpath(fs, path, canon, sizeof canon, &err) &&
-	    (under(canon, "/proc") || under(canon, "/sys") || under(canon, "/dev")))
+	if (fs_realpath(fs, path, canon, sizeof canon, &err) && under_pseudo_dir(canon))
 		return true;
+	return pseudo_magic(fs, path);
+}
+
+bool fs_on_pseudo_fs_below(const struct fsview *fs, const char *dir, const char *dir_canon, const char *path)
+{
+	size_t n = strlen(dir);
+	/* a described tree or a root: the paths are not the host's */
+	if (fs->vfs || (fs->root && *fs->root) || !dir_canon || strncmp(path, dir, n) != 0 || path[n] != '/')
+		return fs_on_pseudo_fs(fs, path);
+	char canon[PATH_MAX];
+	if (strlen(dir_canon) + 1 + strlen(path + n + 1) >= sizeof canon)
+		return fs_on_pseudo_fs(fs, path);
+	str_join(canon, sizeof canon, dir_canon, "/", path + n + 1);
+	if (strstr(canon, "/./") ||
+	    strstr(canon, "/../") || str_ends(canon, "/.") || str_ends(canon, "/..") || strstr(canon, "//"))
+		return fs_on_pseudo_fs(fs, path);
+	record(fs, FS_ACC_STAT, path);
+	for (const char *slash = strchr(path + n + 1, '/');; slash = strchr(slash + 1, '/')) {
+		char prefix[PATH_MAX];
+		size_t len = slash ? (size_t)(slash - path) : strlen(path);
+		if (len >= sizeof prefix)
+			return fs_on_pseudo_fs(fs, path);
+		memcpy(prefix, path, len);
+		prefix[len] = '\0';
+		struct stat st;
+		if (lstat(prefix, &st) != 0)
+			return false;	/* nothing there: realpath() fails too, and so does statfs() */
+		if (S_ISLNK(st.st_mode))
+			return fs_on_pseudo_fs(fs, path);
+		if (!slash)
+			break;
+	}
+	return under_pseudo_dir(canon) || pseudo_magic(fs, path);
+}
+
+/* Is path on a file system the kernel makes up, by its magic number? */
+static bool pseudo_magic(const struct fsview *fs, const char *path)
+{
+	int err = 0;
 	char hp[PATH_MAX * 2];
 	if (!host_path(fs, path, true, hp, sizeof hp, &err))
 		return false;

@@ -109,6 +109,14 @@ bool fs_realpath(const struct fsview *fs, const char *path, char *out, size_t ou
  * for a package's file.  False for files a vfs describes.
  */
 bool fs_on_pseudo_fs(const struct fsview *fs, const char *path);
+/*
+ * The same for a file named below dir, whose resolved path the caller
+ * gives (fs_realpath(dir)): only the components past dir are looked at,
+ * one lstat() each, and a link among them is resolved whole.  realpath()
+ * of a file asks readlink() of every component of its path; a folder's
+ * thousand metadata files cost a readlink per component each.
+ */
+bool fs_on_pseudo_fs_below(const struct fsview *fs, const char *dir, const char *dir_canon, const char *path);
 
 struct fs_probe {
 	int open_err;

@@ -263,7 +263,13 @@ void metadata_parse(struct arena *a, const char *text, size_t len, struct dist *
 
 /* The file's text, or NULL; *why (optional) says why a file that is there
  * could not be read (NULL when it is simply absent). */
-static char *slurp_why(struct scan *s, const char *path, size_t *len, const char **why)
+/* A site's resolved path, found once for all its metadata files; canon
+ * NULL: each file's path is resolved whole. */
+struct site_path {
+	const char *dir, *canon;
+};
+
+static char *slurp_why(struct scan *s, const struct site_path *sp, const char *path, size_t *len, const char **why)
 {
 	char *buf = NULL;
 	struct diag d;
@@ -272,7 +278,7 @@ static char *slurp_why(struct scan *s, const char *path, size_t *len, const char
 		*why = NULL;
 	/* a metadata file linked into /proc or /sys describes this process
 	 * (/proc/self/environ), not the package */
-	if (fs_on_pseudo_fs(&s->fs, path)) {
+	if (sp ? fs_on_pseudo_fs_below(&s->fs, sp->dir, sp->canon, path) : fs_on_pseudo_fs(&s->fs, path)) {
 		if (why)
 			*why = "it leads into /proc or /sys";
 		return NULL;
@@ -285,9 +291,9 @@ static char *slurp_why(struct scan *s, const char *path, size_t *len, const char
 	return buf;
 }
 
-static char *slurp(struct scan *s, const char *path, size_t *len)
+static char *slurp(struct scan *s, const struct site_path *sp, const char *path, size_t *len)
 {
-	return slurp_why(s, path, len, NULL);
+	return slurp_why(s, sp, path, len, NULL);
 }
 
 static void name_from_dir(struct arena *a, const char *dirname, const char *suffix, struct dist *d)
@@ -338,21 +344,22 @@ static size_t count_rows(const char *text, size_t len)
 	return rows;
 }
 
-static void load_dist_info(struct scan *s, struct distset *ds, const char *site, const char *name)
+static void load_dist_info(struct scan *s, struct distset *ds, const struct site_path *sp, const char *name)
 {
+	const char *site = sp->dir;
 	struct dist *d = arena_alloc(&s->arena, sizeof *d);
 	bool egg = str_ends(name, ".egg-info");
 	d->kind = egg ? DIST_EGG_INFO : DIST_INFO;
 	d->site = site;
 	d->meta = arena_printf(&s->arena, "%s/%s", site, name);
 	size_t len;
-	char *text = slurp(s, arena_printf(&s->arena, "%s/%s", d->meta, egg ? "PKG-INFO" : "METADATA"), &len);
+	char *text = slurp(s, sp, arena_printf(&s->arena, "%s/%s", d->meta, egg ? "PKG-INFO" : "METADATA"), &len);
 	if (text) {
 		metadata_parse(&s->arena, text, len, d);
 		free(text);
 	}
 	name_from_dir(&s->arena, name, egg ? ".egg-info" : ".dist-info", d);
-	text = slurp(s, arena_printf(&s->arena, "%s/INSTALLER", d->meta), &len);
+	text = slurp(s, sp, arena_printf(&s->arena, "%s/INSTALLER", d->meta), &len);
 	if (text) {
 		size_t n = strcspn(text, "\r\n");
 		d->installer = arena_strndup(&s->arena, text, n);
@@ -360,7 +367,7 @@ static void load_dist_info(struct scan *s, struct distset *ds, const char *site,
 	}
 	if (!egg) {
 		const char *why;
-		text = slurp_why(s, arena_printf(&s->arena, "%s/RECORD", d->meta), &len, &why);
+		text = slurp_why(s, sp, arena_printf(&s->arena, "%s/RECORD", d->meta), &len, &why);
 		d->record_error = why;
 		if (text) {
 			d->has_record = true;
@@ -377,7 +384,7 @@ static void load_dist_info(struct scan *s, struct distset *ds, const char *site,
 			}
 		}
 	} else {
-		text = slurp(s, arena_printf(&s->arena, "%s/installed-files.txt", d->meta), &len);
+		text = slurp(s, sp, arena_printf(&s->arena, "%s/installed-files.txt", d->meta), &len);
 		if (text) {
 			d->has_record = true;
 			if (record_fits(s, ds, d, "installed-files.txt", len, count_rows(text, len)))
@@ -429,7 +436,7 @@ static void load_conda_meta(struct scan *s, struct distset *ds, const char *pref
 	for (size_t i = 0; i < w.names.n; i++) {
 		const char *path = arena_printf(&s->arena, "%s/%s", dir, (const char *)w.names.item[i]);
 		size_t len;
-		char *text = slurp(s, path, &len);
+		char *text = slurp(s, NULL, path, &len);
 		if (!text)
 			continue;
 		json_error_t err;
@@ -524,8 +531,13 @@ void dists_load(struct scan *s, const struct pyenv *e, struct distset *ds)
 		fs_list_dir(&s->fs, e->site[i], collect_meta, &w);
 		/* directory order is arbitrary: sort so reports are stable */
 		sort_items(w.names.item, w.names.n, sizeof(void *), cmp_str);
+		char canon[PATH_MAX];
+		int err = 0;
+		struct site_path sp = { e->site[i], NULL };
+		if (w.names.n && !fs_on_pseudo_fs(&s->fs, sp.dir) && fs_realpath(&s->fs, sp.dir, canon, sizeof canon, &err))
+			sp.canon = canon;
 		for (size_t k = 0; k < w.names.n; k++)
-			load_dist_info(s, ds, e->site[i], w.names.item[k]);
+			load_dist_info(s, ds, &sp, w.names.item[k]);
 	}
 	if (e->kind == PYENV_CONDA)
 		load_conda_meta(s, ds, e->root);

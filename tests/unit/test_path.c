@@ -99,9 +99,52 @@ static void rooted(void)
 	rmdir(root);
 }
 
+/* fs_on_pseudo_fs_below() answers as fs_on_pseudo_fs() does, which
+ * resolves the whole path: a plain file, a file linked into /proc, a
+ * folder linked into /proc, a folder linked elsewhere, a missing file. */
+static void pseudo_below(void)
+{
+	char tmpl[] = "/tmp/abiscope-unit-XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	SETUP(dir != NULL, "make a folder");
+	char p[512], canon[4096];
+	snprintf(p, sizeof p, "%s/m.dist-info", dir);
+	SETUP(mkdir(p, 0755) == 0, "make a metadata folder");
+	mk(dir, "m.dist-info/METADATA", "Name: m\n");
+	snprintf(p, sizeof p, "%s/m.dist-info/RECORD", dir);
+	SETUP(symlink("/proc/self/environ", p) == 0, "link a RECORD into /proc");
+	snprintf(p, sizeof p, "%s/p.dist-info", dir);
+	SETUP(symlink("/proc/self", p) == 0, "link a metadata folder into /proc");
+	snprintf(p, sizeof p, "%s/o.dist-info", dir);
+	SETUP(symlink("m.dist-info", p) == 0, "link a metadata folder to another");
+	struct fsview fs;
+	fs_init(&fs, NULL);
+	int err = 0;
+	SETUP(fs_realpath(&fs, dir, canon, sizeof canon, &err), "resolve the folder");
+	static const char *const rel[] = { "m.dist-info/METADATA", "m.dist-info/RECORD", "p.dist-info/environ",
+					   "p.dist-info/RECORD", "o.dist-info/RECORD", "o.dist-info/METADATA",
+					   "m.dist-info/INSTALLER", "m.dist-info/./METADATA" };
+	static const bool want[] = { false, true, true, false, true, false, false, false };
+	for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, rel[i]);
+		char what[256];
+		snprintf(what, sizeof what, "pseudo below a folder: %s %s", rel[i], want[i] ? "leads into /proc" : "does not (or is not there)");
+		CHECK(fs_on_pseudo_fs_below(&fs, dir, canon, p) == want[i] && fs_on_pseudo_fs(&fs, p) == want[i], what);
+	}
+	static const char *const made[] = { "o.dist-info", "p.dist-info", "m.dist-info/RECORD", "m.dist-info/METADATA" };
+	for (size_t i = 0; i < ARRAY_SIZE(made); i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, made[i]);
+		unlink(p);
+	}
+	snprintf(p, sizeof p, "%s/m.dist-info", dir);
+	rmdir(p);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	paths();
 	rooted();
+	pseudo_below();
 	return unit_done();
 }
