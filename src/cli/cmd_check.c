@@ -803,8 +803,9 @@ static void print_env_text(struct scan *s, const struct term *t, const struct ch
 	}
 	if (c->assumed.n) {
 		/* always shown: these verdicts are guesses */
-		fprintf(t->out, "%sguess:%s %zu symbol%s bound to libraries the snapshot describes by name only "
-			"(a snapshot made without --lean records their exports):", c_yellow(t), c_reset(t), c->assumed.n,
+		fprintf(t->out, "%sguess:%s %zu symbol%s bound by assumption, to libraries a snapshot describes by "
+			"name only (a snapshot made without --lean records their exports) or whose hash chains are too "
+			"long to walk for every lookup:", c_yellow(t), c_reset(t), c->assumed.n,
 			c->assumed.n == 1 ? " was" : "s were");
 		for (size_t k = 0; k < c->assumed.n && (verbose || k < 3); k++)
 			fprintf(t->out, "%s %s", k ? "," : "", (const char *)c->assumed.item[k]);

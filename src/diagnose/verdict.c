@@ -133,10 +133,20 @@ enum status why_run(struct scan *s, const struct why_request *q, struct why_resu
 		}
 	}
 	r->proc.opt.lazy = q->opt.lazy;
+	size_t assumed_before = r->proc.assumed.n;
 	proc_dlopen_mode(&r->proc, q->target, &mode, &r->target);
 	r->loads = r->target.ok;
 	r->dlerror = r->target.dlerror;
 	constructor_assumptions(s, r, &r->target);
+	/* bindings made by assumption (loader/process.h assumed): the verdict
+	 * is a guess, and says so */
+	size_t nassumed = r->proc.assumed.n - assumed_before;
+	if (nassumed)
+		ptrvec_push(&s->arena, &r->assumptions,
+			    arena_printf(&s->arena, "%zu symbol%s bound by assumption, not by a lookup that read "
+						    "to the end: %s%s", nassumed, nassumed == 1 ? " was" : "s were",
+					 (const char *)r->proc.assumed.item[assumed_before],
+					 nassumed > 1 ? arena_printf(&s->arena, " and %zu more", nassumed - 1) : ""));
 	return ST_OK;
 }
 

@@ -1446,5 +1446,7 @@ enum status elf_parse_lazy(struct arena *a, struct bytes raw, const char *path, 
 		}
 	}
 	read_dynamic(a, ef);
+	ef->long_walk_left = arena_alloc(a, sizeof *ef->long_walk_left);
+	*ef->long_walk_left = ELF_LONG_WALK_ALLOWANCE(ef->nsyms);
 	return ST_OK;
 }

@@ -160,6 +160,15 @@ struct elf_reltab {
 	bool present;		/* the tag is there (its value may be 0) */
 };
 
+/*
+ * Linkers make hash chains of a few words; no walk of a real library comes
+ * near ELF_LONG_WALK.  The words past it that an object's walks may read
+ * in a scan: a multiple of its symbols, so that the cost of any table stays
+ * linear in its size.
+ */
+#define ELF_LONG_WALK 1024u
+#define ELF_LONG_WALK_ALLOWANCE(nsyms) (64 * ((uint64_t)(nsyms) + 4096) + (UINT64_C(1) << 22))
+
 struct elf_file {
 	struct bytes raw;
 	const char *path;	/* for messages; not owned */
@@ -198,6 +207,11 @@ struct elf_file {
 	struct bytes dynsym;
 	uint32_t nsyms;
 	uint32_t syment;
+	/* Chain words the walks of its hash table may still read past the
+	 * first ELF_LONG_WALK of a walk (symtab.h), for the whole scan; NULL:
+	 * no limit.  A table whose chains run thousands of words makes every
+	 * lookup in it walk them: without an allowance, quadratic. */
+	uint64_t *long_walk_left;
 	struct bytes versym;	/* len 0 when absent */
 	uint64_t versym_vaddr;	/* DT_VERSYM, when present (has_versym_tag) */
 	bool has_versym_tag;

@@ -89,6 +89,7 @@ bool elf_hash_iter_init(struct elf_hash_iter *it, const struct elf_file *ef, con
 	it->gnu_hash = gnu_hash;
 	it->steps = 0;
 	it->done = true;
+	it->gave_up = false;
 	it->fault = false;
 	it->pos = 0;
 	if (ef->has_gnu_hash) {
@@ -113,6 +114,22 @@ bool elf_hash_iter_init(struct elf_hash_iter *it, const struct elf_file *ef, con
  * up on finding an end bit (glibc reads on until one, or a fault). */
 #define GNU_CHAIN_OVERRUN 4096u
 
+/* Another step of a walk past ELF_LONG_WALK, from the object's allowance;
+ * false (the walk gives up) once it is spent. */
+static bool long_walk_step(struct elf_hash_iter *it)
+{
+	uint64_t *left = it->ef->long_walk_left;
+	if (it->steps <= ELF_LONG_WALK || !left)
+		return true;
+	if (*left) {
+		--*left;
+		return true;
+	}
+	it->done = true;
+	it->gave_up = true;
+	return false;
+}
+
 bool elf_hash_iter_next(struct elf_hash_iter *it, uint32_t *symidx)
 {
 	const struct elf_file *ef = it->ef;
@@ -124,6 +141,8 @@ bool elf_hash_iter_next(struct elf_hash_iter *it, uint32_t *symidx)
 				it->done = true;
 				return false;
 			}
+			if (!long_walk_step(it))
+				return false;
 			/* l_gnu_chain_zero[pos]: the chain less symoffset words */
 			uint64_t at = ef->gnu_chain_vaddr + (it->pos - ef->gnu_symoffset) * 4, h;
 			if (!gnu_word(ef, &ef->gnu_chain, ef->gnu_chain_vaddr, at, 4, &h))
@@ -141,6 +160,8 @@ bool elf_hash_iter_next(struct elf_hash_iter *it, uint32_t *symidx)
 				it->done = true;
 				return false;
 			}
+			if (!long_walk_step(it))
+				return false;
 			uint32_t idx = (uint32_t)it->pos, next;
 			if (idx == 0 || !bytes_u32(&ef->sysv_chain, (uint64_t)idx * 4, &next)) {
 				it->done = true;

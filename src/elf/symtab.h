@@ -20,10 +20,18 @@
 
 #include "elf/elf.h"
 
+/*
+ * A walk reads a chain until its end, as glibc's does; the words a walk
+ * reads past its first ELF_LONG_WALK come out of the object's allowance
+ * (elf_file.long_walk_left).  Once it is spent, its walks stop there and
+ * say they gave up (gave_up): what they did not read is not known, and the
+ * caller takes its answer as a guess.
+ */
 struct elf_hash_iter {
 	const struct elf_file *ef;
 	uint32_t gnu_hash;
 	bool use_gnu, done;
+	bool gave_up;		/* stopped by the allowance, not by the chain's end */
 	uint64_t pos;		/* chain position (GNU) or symbol index (SysV) */
 	uint32_t steps;
 	/* the walk would read outside the object's memory, or divide by a

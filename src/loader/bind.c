@@ -101,6 +101,9 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 	bool sysv_done = false;
 	char hashed[ELF_HASHED_NAME_SIZE] = "";
 	struct lmap *partial = NULL;
+	/* the first object whose chains a walk gave up on: every answer
+	 * after it is a guess (it may define the name further on) */
+	struct lmap *unwalked = NULL;
 	for (size_t s = 0; s < nscopes; s++) {
 		for (size_t i = 0; i < scope_n[s]; i++) {
 			struct lmap *m = scopes[s][i];
@@ -162,6 +165,11 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 			}
 			if (it.fault)
 				return lookup_fault(res, m, it.fault_signal, it.fault_what, it.fault_at);
+			if (!have && it.gave_up) {
+				if (!unwalked)
+					unwalked = m;
+				continue;
+			}
 			if (!have && num_versions == 1) {
 				found = versioned;
 				have = elf_sym(ef, found, &sym);
@@ -174,13 +182,18 @@ bool lookup_symbol(struct process *p, struct lmap *requester, const char *name, 
 				res->map = m;
 				res->symidx = found;
 				res->assert_crash = assert_crash;
+				if (unwalked) {
+					res->assumed = true;
+					res->gave_up_in = unwalked->path;
+				}
 				return true;
 			}
 		}
 	}
-	if (partial) {
-		res->map = partial;
+	if (partial || unwalked) {
+		res->map = partial ? partial : unwalked;
 		res->assumed = true;
+		res->gave_up_in = partial ? NULL : unwalked->path;
 		return true;
 	}
 	return false;

@@ -58,6 +58,10 @@ struct lookup_result {
 	bool assert_crash;	/* glibc <= 2.40 would abort in check_match */
 	bool assumed;		/* not found, but map's exports are unknown (a partial
 				 * snapshot object): taken as defined there, a guess */
+	/* with assumed: the walk of an object's hash chains gave up before
+	 * their end (elf_file.long_walk_left), that object's path; NULL for a
+	 * snapshot's partial object */
+	const char *gave_up_in;
 	/* the lookup's walk of map's tables reads outside its memory (or
 	 * divides by a zero bucket count): the process dies there */
 	bool fault;

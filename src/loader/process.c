@@ -967,7 +967,9 @@ static void relocate_object(struct process *p, struct fail_list *fails, struct l
 		}
 		if (found && res.assumed) {
 			ptrvec_push(p->arena, &p->assumed,
-				    arena_printf(p->arena, "%s (%s)", r->name, res.map->path));
+				    res.gave_up_in ? arena_printf(p->arena, "%s (%s: its hash chains are too long to walk for "
+									 "every lookup)", r->name, res.gave_up_in)
+						   : arena_printf(p->arena, "%s (%s)", r->name, res.map->path));
 			continue;
 		}
 		if (found && !res.assert_crash) {

@@ -8,6 +8,8 @@
 #   - extension modules that all load one library with many relocations:
 #     the library was looked up whole again for each module
 #   - a deep dependency chain, and many distributions
+#   - a hash table whose one chain holds every symbol: each lookup walked
+#     the whole table
 . "$(dirname "$0")/lib.sh"
 fixture_dir scale_loader
 SCALE="python3 $TOP/tests/scale.py --timeout 300"
@@ -110,4 +112,92 @@ for i in range(n):
 PY
 done
 scale --rc 0 --floor 0.01 "check: 1,000 and 4,000 distributions" "$FX/dists1000" "$FX/dists4000" -- $ABISCOPE check {}
+
+# ---- a hash table of N and 4N symbols all in one chain: every bucket
+# starts at the first symbol and only the last word ends the chain, so each
+# lookup walks up to the whole table, as glibc's would (a table made so; no
+# linker writes one).  libhc binds its own symbols (R_X86_64_64 against
+# them: each walks its own table), libhcuser binds every one of them.
+for n in 5000 20000; do
+	python3 - "$n" "$FX/hc$n" <<'PY'
+import sys
+n, base = int(sys.argv[1]), sys.argv[2]
+note = '.section .note.GNU-stack,"",@progbits\n'
+with open(base + ".s", "w") as f:
+    f.write(".text\n" + "".join(f".globl hc{i}\n.type hc{i},@function\nhc{i}: ret\n" for i in range(n)))
+    f.write('.section .data.rel,"aw"\n.globl hctab\n.type hctab,@object\n' + f".size hctab,{n * 8}\nhctab:\n"
+            + "".join(f".quad hc{i}\n" for i in range(n)) + note)
+with open(base + "user.s", "w") as f:
+    f.write('.section .data.rel,"aw"\n.globl usertab\n.type usertab,@object\n' + f".size usertab,{n * 8}\n"
+            + "usertab:\n" + "".join(f".quad hc{i}\n" for i in range(n)) + note)
+PY
+	$CC -shared -fPIC -o "$FX/libhc$n.so" "$FX/hc$n.s" -Wl,-soname,libhc$n.so -Wl,--hash-style=gnu
+	python3 - "$FX/libhc$n.so" <<'PY'
+import struct, sys
+path = sys.argv[1]
+b = bytearray(open(path, "rb").read())
+shoff, = struct.unpack_from("<Q", b, 0x28)
+shentsize, shnum = struct.unpack_from("<HH", b, 0x3A)
+for k in range(shnum):
+    sh = shoff + k * shentsize
+    if struct.unpack_from("<I", b, sh + 4)[0] == 0x6FFFFFF6:  # SHT_GNU_HASH
+        off, size = struct.unpack_from("<QQ", b, sh + 0x18)
+        nb, symoff, nbloom, _ = struct.unpack_from("<IIII", b, off)
+        bloom = off + 16
+        struct.pack_into("<%dQ" % nbloom, b, bloom, *([0xFFFFFFFFFFFFFFFF] * nbloom))
+        buckets = bloom + 8 * nbloom
+        struct.pack_into("<%dI" % nb, b, buckets, *([symoff] * nb))
+        chain = buckets + 4 * nb
+        words = (off + size - chain) // 4
+        for w in range(words):
+            v, = struct.unpack_from("<I", b, chain + 4 * w)
+            struct.pack_into("<I", b, chain + 4 * w, (v & ~1) | (1 if w == words - 1 else 0))
+        break
+else:
+    sys.exit("no .gnu.hash")
+open(path, "wb").write(bytes(b))
+PY
+	$CC -shared -fPIC -o "$FX/libhcuser$n.so" "$FX/hc${n}user.s" -L"$FX" -lhc$n -Wl,-rpath,'$ORIGIN' \
+		-Wl,-soname,libhcuser$n.so
+	# the same with only a SysV DT_HASH, whose one chain links every symbol
+	mkdir -p "$FX/sysv$n"
+	$CC -shared -fPIC -o "$FX/sysv$n/libhc$n.so" "$FX/hc$n.s" -Wl,-soname,libhc$n.so -Wl,--hash-style=sysv
+	python3 - "$FX/sysv$n/libhc$n.so" <<'PY'
+import struct, sys
+path = sys.argv[1]
+b = bytearray(open(path, "rb").read())
+shoff, = struct.unpack_from("<Q", b, 0x28)
+shentsize, shnum = struct.unpack_from("<HH", b, 0x3A)
+for k in range(shnum):
+    sh = shoff + k * shentsize
+    if struct.unpack_from("<I", b, sh + 4)[0] == 5:  # SHT_HASH
+        off, = struct.unpack_from("<Q", b, sh + 0x18)
+        nb, nchain = struct.unpack_from("<II", b, off)
+        struct.pack_into("<%dI" % nb, b, off + 8, *([1] * nb))
+        chain = off + 8 + 4 * nb
+        struct.pack_into("<%dI" % nchain, b, chain, *([0] + [i + 1 for i in range(1, nchain - 1)] + [0]))
+        break
+else:
+    sys.exit("no .hash")
+open(path, "wb").write(bytes(b))
+PY
+	$CC -shared -fPIC -o "$FX/sysv$n/libhcuser$n.so" "$FX/hc${n}user.s" -L"$FX/sysv$n" -lhc$n \
+		-Wl,-rpath,'$ORIGIN' -Wl,-soname,libhcuser$n.so -Wl,--hash-style=sysv
+done
+# the real loader loads them (slowly: it walks the chain for each lookup)
+expect_eq "$(python3 -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1]); print("loaded")' "$FX/libhcuser5000.so" 2>&1)" \
+	"loaded" "the real loader loads a library of 5,000 symbols in one chain"
+$ABISCOPE why --json "$FX/libhcuser5000.so" >"$FX/hc.json" 2>&1
+expect_eq "$(jq_py 'j["loads"], any("hash chains are too long to walk" in a for a in j["assumptions"])' \
+	<"$FX/hc.json" 2>&1)" "True True" \
+	"why on it: loads, as the real loader does, a guess that names the library whose chains it did not walk to the end"
+scale --rc 0 --floor 0.01 "why: 5,000 and 20,000 symbols in one hash chain, each bound by the library and by its user" \
+	"$FX/libhcuser5000.so" "$FX/libhcuser20000.so" -- $ABISCOPE why --json {}
+expect_eq "$(python3 -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1]); print("loaded")' "$FX/sysv5000/libhcuser5000.so" \
+	2>&1)" "loaded" "the real loader loads a library of 5,000 symbols in one SysV chain"
+$ABISCOPE why --json "$FX/sysv5000/libhcuser5000.so" >"$FX/sysv.json" 2>&1
+expect_eq "$(jq_py 'j["loads"], any("hash chains are too long to walk" in a for a in j["assumptions"])' \
+	<"$FX/sysv.json" 2>&1)" "True True" "why on it: loads, a guess, as with DT_GNU_HASH"
+scale --rc 0 --floor 0.01 "why: 5,000 and 20,000 symbols in one SysV hash chain" \
+	"$FX/sysv5000/libhcuser5000.so" "$FX/sysv20000/libhcuser20000.so" -- $ABISCOPE why --json {}
 finish
