@@ -261,14 +261,15 @@ void metadata_parse(struct arena *a, const char *text, size_t len, struct dist *
 
 /* ---- loading ---- */
 
-/* The file's text, or NULL; *why (optional) says why a file that is there
- * could not be read (NULL when it is simply absent). */
 /* A site's resolved path, found once for all its metadata files; canon
  * NULL: each file's path is resolved whole. */
 struct site_path {
 	const char *dir, *canon;
 };
 
+/* The file's text, or NULL; *why (optional) says why a file that is there
+ * could not be read (NULL when it is simply absent).  sp: the site the file
+ * is below, or NULL. */
 static char *slurp_why(struct scan *s, const struct site_path *sp, const char *path, size_t *len, const char **why)
 {
 	char *buf = NULL;

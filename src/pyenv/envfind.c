@@ -358,7 +358,7 @@ void check_record_mismatch(struct check_ctx *x)
 			continue;
 		}
 		struct record_check *rc = NULL;
-		if (same) {
+		if (same && nrec < same->records.n) {
 			/* the same distributions in the same order (take_reads): the
 			 * disk was compared with them moments ago, stat by stat */
 			rc = same->records.item[nrec];
@@ -372,7 +372,7 @@ void check_record_mismatch(struct check_ctx *x)
 		if (!rc->missing && !rc->sized && !rc->hashed && !d->problems.n)
 			continue;
 		ptrvec_push(a, &differ, rc);
-		if (!same)	/* else the same key, from the same files */
+		if (!rc->shared)	/* else the key of the same files, made before */
 			rc->shared = shared_missing_key(x, rc);
 		if (!rc->shared)
 			continue;
