@@ -121,10 +121,12 @@ unit: $(UNIT_BIN)
 test: all unit $(TOOL_BIN) $(PRELOAD_BIN) $(BENCH_BIN) $(FUZZ_REPLAY_BIN) $(DEVTOOL_BIN) lint
 	@ABISCOPE=$(CURDIR)/$(BUILD)/abiscope BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh
 
+# One sub-make builds the binary and the unit tests: with -j, two (the
+# binary's and unit-asan's) wrote build-asan/libabiscope.a at once.
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 \
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  EXTRA_LDFLAGS="-fsanitize=address,undefined" build-asan/abiscope unit-asan
+	  EXTRA_LDFLAGS="-fsanitize=address,undefined" build-asan/abiscope unit
 
 unit-asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 \
