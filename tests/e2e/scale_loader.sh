@@ -113,6 +113,44 @@ PY
 done
 scale --rc 0 --floor 0.01 "check: 1,000 and 4,000 distributions" "$FX/dists1000" "$FX/dists4000" -- $ABISCOPE check {}
 
+# one_chain LIB: rewrites LIB's hash table (DT_GNU_HASH, else SysV DT_HASH)
+# so that every bucket starts one chain that holds every symbol: GNU, the
+# first hashed symbol's, one end bit at the last word, a bloom filter of
+# ones; SysV, symbol 1's, each symbol linked to the next
+one_chain() {
+	python3 - "$1" <<'PY'
+import struct, sys
+path = sys.argv[1]
+b = bytearray(open(path, "rb").read())
+shoff, = struct.unpack_from("<Q", b, 0x28)
+shentsize, shnum = struct.unpack_from("<HH", b, 0x3A)
+for k in range(shnum):
+    sh = shoff + k * shentsize
+    kind, = struct.unpack_from("<I", b, sh + 4)
+    off, size = struct.unpack_from("<QQ", b, sh + 0x18)
+    if kind == 0x6FFFFFF6:  # SHT_GNU_HASH
+        nb, symoff, nbloom, _ = struct.unpack_from("<IIII", b, off)
+        bloom = off + 16
+        struct.pack_into("<%dQ" % nbloom, b, bloom, *([0xFFFFFFFFFFFFFFFF] * nbloom))
+        buckets = bloom + 8 * nbloom
+        struct.pack_into("<%dI" % nb, b, buckets, *([symoff] * nb))
+        chain = buckets + 4 * nb
+        words = (off + size - chain) // 4
+        for w in range(words):
+            v, = struct.unpack_from("<I", b, chain + 4 * w)
+            struct.pack_into("<I", b, chain + 4 * w, (v & ~1) | (1 if w == words - 1 else 0))
+        break
+    if kind == 5:  # SHT_HASH
+        nb, nchain = struct.unpack_from("<II", b, off)
+        struct.pack_into("<%dI" % nb, b, off + 8, *([1] * nb))
+        chain = off + 8 + 4 * nb
+        struct.pack_into("<%dI" % nchain, b, chain, *([0] + [i + 1 for i in range(1, nchain - 1)] + [0]))
+        break
+else:
+    sys.exit(path + ": no hash table")
+open(path, "wb").write(bytes(b))
+PY
+}
 # ---- a hash table of N and 4N symbols all in one chain: every bucket
 # starts at the first symbol and only the last word ends the chain, so each
 # lookup walks up to the whole table, as glibc's would (a table made so; no
@@ -132,55 +170,13 @@ with open(base + "user.s", "w") as f:
             + "usertab:\n" + "".join(f".quad hc{i}\n" for i in range(n)) + note)
 PY
 	$CC -shared -fPIC -o "$FX/libhc$n.so" "$FX/hc$n.s" -Wl,-soname,libhc$n.so -Wl,--hash-style=gnu
-	python3 - "$FX/libhc$n.so" <<'PY'
-import struct, sys
-path = sys.argv[1]
-b = bytearray(open(path, "rb").read())
-shoff, = struct.unpack_from("<Q", b, 0x28)
-shentsize, shnum = struct.unpack_from("<HH", b, 0x3A)
-for k in range(shnum):
-    sh = shoff + k * shentsize
-    if struct.unpack_from("<I", b, sh + 4)[0] == 0x6FFFFFF6:  # SHT_GNU_HASH
-        off, size = struct.unpack_from("<QQ", b, sh + 0x18)
-        nb, symoff, nbloom, _ = struct.unpack_from("<IIII", b, off)
-        bloom = off + 16
-        struct.pack_into("<%dQ" % nbloom, b, bloom, *([0xFFFFFFFFFFFFFFFF] * nbloom))
-        buckets = bloom + 8 * nbloom
-        struct.pack_into("<%dI" % nb, b, buckets, *([symoff] * nb))
-        chain = buckets + 4 * nb
-        words = (off + size - chain) // 4
-        for w in range(words):
-            v, = struct.unpack_from("<I", b, chain + 4 * w)
-            struct.pack_into("<I", b, chain + 4 * w, (v & ~1) | (1 if w == words - 1 else 0))
-        break
-else:
-    sys.exit("no .gnu.hash")
-open(path, "wb").write(bytes(b))
-PY
+	one_chain "$FX/libhc$n.so"
 	$CC -shared -fPIC -o "$FX/libhcuser$n.so" "$FX/hc${n}user.s" -L"$FX" -lhc$n -Wl,-rpath,'$ORIGIN' \
 		-Wl,-soname,libhcuser$n.so
 	# the same with only a SysV DT_HASH, whose one chain links every symbol
 	mkdir -p "$FX/sysv$n"
 	$CC -shared -fPIC -o "$FX/sysv$n/libhc$n.so" "$FX/hc$n.s" -Wl,-soname,libhc$n.so -Wl,--hash-style=sysv
-	python3 - "$FX/sysv$n/libhc$n.so" <<'PY'
-import struct, sys
-path = sys.argv[1]
-b = bytearray(open(path, "rb").read())
-shoff, = struct.unpack_from("<Q", b, 0x28)
-shentsize, shnum = struct.unpack_from("<HH", b, 0x3A)
-for k in range(shnum):
-    sh = shoff + k * shentsize
-    if struct.unpack_from("<I", b, sh + 4)[0] == 5:  # SHT_HASH
-        off, = struct.unpack_from("<Q", b, sh + 0x18)
-        nb, nchain = struct.unpack_from("<II", b, off)
-        struct.pack_into("<%dI" % nb, b, off + 8, *([1] * nb))
-        chain = off + 8 + 4 * nb
-        struct.pack_into("<%dI" % nchain, b, chain, *([0] + [i + 1 for i in range(1, nchain - 1)] + [0]))
-        break
-else:
-    sys.exit("no .hash")
-open(path, "wb").write(bytes(b))
-PY
+	one_chain "$FX/sysv$n/libhc$n.so"
 	$CC -shared -fPIC -o "$FX/sysv$n/libhcuser$n.so" "$FX/hc${n}user.s" -L"$FX/sysv$n" -lhc$n \
 		-Wl,-rpath,'$ORIGIN' -Wl,-soname,libhcuser$n.so -Wl,--hash-style=sysv
 done
