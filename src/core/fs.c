@@ -586,21 +586,24 @@ bool fs_on_pseudo_fs_below(const struct fsview *fs, const char *dir, const char 
 	if (strstr(canon, "/./") ||
 	    strstr(canon, "/../") || str_ends(canon, "/.") || str_ends(canon, "/..") || strstr(canon, "//"))
 		return fs_on_pseudo_fs(fs, path);
+	char prefix[PATH_MAX];
+	if (strlen(path) >= sizeof prefix)
+		return fs_on_pseudo_fs(fs, path);
 	record(fs, FS_ACC_STAT, path);
-	for (const char *slash = strchr(path + n + 1, '/');; slash = strchr(slash + 1, '/')) {
-		char prefix[PATH_MAX];
-		size_t len = slash ? (size_t)(slash - path) : strlen(path);
-		if (len >= sizeof prefix)
-			return fs_on_pseudo_fs(fs, path);
-		memcpy(prefix, path, len);
-		prefix[len] = '\0';
+	str_join(prefix, sizeof prefix, path, "", "");
+	/* each component below dir in turn: the copy cut at its end */
+	for (char *cut = prefix + n + 1;; cut++) {
+		cut = strchr(cut, '/');
+		if (cut)
+			*cut = '\0';
 		struct stat st;
 		if (lstat(prefix, &st) != 0)
 			return false;	/* nothing there: realpath() fails too, and so does statfs() */
 		if (S_ISLNK(st.st_mode))
 			return fs_on_pseudo_fs(fs, path);
-		if (!slash)
+		if (!cut)
 			break;
+		*cut = '/';
 	}
 	return under_pseudo_dir(canon) || pseudo_magic(fs, path);
 }
