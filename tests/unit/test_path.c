@@ -40,6 +40,14 @@ static void mk(const char *root, const char *rel, const char *content)
 	}
 }
 
+/* root/rel, a link to target: setup, so a failure stops the program */
+static void link_at(const char *root, const char *rel, const char *target, const char *what)
+{
+	char p[512];
+	snprintf(p, sizeof p, "%s/%s", root, rel);
+	SETUP(symlink(target, p) == 0, what);
+}
+
 static void rooted(void)
 {
 	char tmpl[] = "/tmp/abiscope-unit-XXXXXX";
@@ -50,14 +58,10 @@ static void rooted(void)
 	snprintf(p, sizeof p, "%s/usr/lib", root);
 	mkdir(p, 0755);
 	mk(root, "usr/lib/libx.so", "x");
-	snprintf(p, sizeof p, "%s/lib", root);
-	SETUP(symlink("usr/lib", p) == 0, "make a relative link");
-	snprintf(p, sizeof p, "%s/abs", root);
-	SETUP(symlink("/usr/lib", p) == 0, "make an absolute link");
-	snprintf(p, sizeof p, "%s/escape", root);
-	SETUP(symlink("../../../../../../etc", p) == 0, "make an escaping link");
-	snprintf(p, sizeof p, "%s/loop", root);
-	SETUP(symlink("loop", p) == 0, "make a link loop");
+	link_at(root, "lib", "usr/lib", "make a relative link");
+	link_at(root, "abs", "/usr/lib", "make an absolute link");
+	link_at(root, "escape", "../../../../../../etc", "make an escaping link");
+	link_at(root, "loop", "loop", "make a link loop");
 	struct fsview fs;
 	fs_init(&fs, root);
 	struct fs_stat st;
@@ -111,12 +115,9 @@ static void pseudo_below(void)
 	snprintf(p, sizeof p, "%s/m.dist-info", dir);
 	SETUP(mkdir(p, 0755) == 0, "make a metadata folder");
 	mk(dir, "m.dist-info/METADATA", "Name: m\n");
-	snprintf(p, sizeof p, "%s/m.dist-info/RECORD", dir);
-	SETUP(symlink("/proc/self/environ", p) == 0, "link a RECORD into /proc");
-	snprintf(p, sizeof p, "%s/p.dist-info", dir);
-	SETUP(symlink("/proc/self", p) == 0, "link a metadata folder into /proc");
-	snprintf(p, sizeof p, "%s/o.dist-info", dir);
-	SETUP(symlink("m.dist-info", p) == 0, "link a metadata folder to another");
+	link_at(dir, "m.dist-info/RECORD", "/proc/self/environ", "link a RECORD into /proc");
+	link_at(dir, "p.dist-info", "/proc/self", "link a metadata folder into /proc");
+	link_at(dir, "o.dist-info", "m.dist-info", "link a metadata folder to another");
 	struct fsview fs;
 	fs_init(&fs, NULL);
 	int err = 0;
