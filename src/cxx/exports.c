@@ -6,6 +6,16 @@ void cxx_index_init(struct cxx_index *ix, struct arena *a)
 	ix->a = a;
 }
 
+void cxx_index_new_round(struct cxx_index *ix)
+{
+	ix->round++;
+}
+
+size_t cxx_exports_substring_queries(const struct cxx_index *ix, const struct cxx_exports *x)
+{
+	return x->queries_round == ix->round ? x->substring_queries : 0;
+}
+
 uint32_t cxx_mangled_body(const char *name)
 {
 	if (name[0] != '_' || name[1] != 'Z')
@@ -270,7 +280,8 @@ size_t cxx_exports_containing(struct cxx_index *ix, struct cxx_exports *x, const
 		return 0;
 	if (!x->blob_done)
 		build_blob(ix, x);
-	x->substring_queries++;
+	x->substring_queries = cxx_exports_substring_queries(ix, x) + 1;
+	x->queries_round = ix->round;
 	size_t n = 0, pos = 0, k = 0;
 	while (x->blob && pos < x->blob_len) {
 		const char *hit = memmem(x->blob + pos, x->blob_len - pos, token, len);

@@ -61,7 +61,10 @@ struct cxx_exports {
 	uint32_t *blob_start;	/* ascending offsets into blob */
 	uint32_t *blob_export;	/* the export each of them belongs to */
 	bool blob_done;
-	size_t substring_queries;	/* how many cxx_exports_containing calls it had */
+	/* how many cxx_exports_containing calls it had in the index's round
+	 * queries_round (cxx_exports_substring_queries) */
+	size_t substring_queries;
+	unsigned queries_round;
 };
 
 struct cxx_index {
@@ -76,9 +79,16 @@ struct cxx_index {
 	 * once (nearmiss.c: the same symbol fails in process after process) */
 	struct strmap wanted;
 	size_t objects, symbols;	/* statistics */
+	/* A later check of the same files shares the index (what it holds
+	 * depends on the files alone) and starts a round: the per-object
+	 * budgets (nearmiss.h's NM_MAX_SUBSTRING) are each round's own, so a
+	 * check's explanations do not depend on what an earlier one asked. */
+	unsigned round;
 };
 
 void cxx_index_init(struct cxx_index *ix, struct arena *a);
+/* Another check of the same files goes on with ix: budgets start afresh. */
+void cxx_index_new_round(struct cxx_index *ix);
 /* The exports of o, gathered on first use.  Never NULL (empty for non-ELF). */
 struct cxx_exports *cxx_exports_of(struct cxx_index *ix, const struct object *o);
 
@@ -93,6 +103,8 @@ size_t cxx_exports_prefix(struct cxx_index *ix, const struct cxx_exports *x, con
 /* How many mangled names of o start with prefix (cxx_exports_prefix
  * without a callback). */
 size_t cxx_exports_count(struct cxx_index *ix, const struct object *o, const char *prefix, size_t len);
+/* How many cxx_exports_containing calls x had in ix's current round. */
+size_t cxx_exports_substring_queries(const struct cxx_index *ix, const struct cxx_exports *x);
 /* Mangled names whose body contains token[0..len), each reported once. */
 size_t cxx_exports_containing(struct cxx_index *ix, struct cxx_exports *x, const char *token, size_t len,
 			      cxx_export_fn fn, void *ctx);

@@ -272,7 +272,7 @@ static void same_identifier(struct work *w, const struct nm_object *const *objs,
 		return;
 	for (size_t i = 0; i < nobjs; i++) {
 		struct cxx_exports *x = cxx_exports_of(w->ix, objs[i]->obj);
-		if (x->substring_queries >= NM_MAX_SUBSTRING) {
+		if (cxx_exports_substring_queries(w->ix, x) >= NM_MAX_SUBSTRING) {
 			w->r->truncated = true;
 			continue;
 		}

@@ -801,7 +801,7 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	memset(&q, 0, sizeof q);
 	q.target = io->path;
 	q.exe = p->main ? p->main->path : NULL;
-	q.cxx = &x->cxx;
+	q.cxx = x->ix;
 	size_t before = s->findings.list.n;
 	why_findings(s, &q, &wr);
 	size_t after = s->findings.list.n;
@@ -940,6 +940,9 @@ static void take_reads(struct check_ctx *x, const struct env_check *prev)
 		c->sysowner = prev->sysowner;	/* read: never written again */
 	x->prev = prev->ctx;
 	x->ops_wraps_error = prev->ctx->ops_wraps_error;
+	/* the exports of the same files: indexed once (a new round of budgets) */
+	x->ix = prev->ctx->ix;
+	cxx_index_new_round(x->ix);
 	if (prev->ctx->toolkit_read) {
 		x->toolkit = prev->ctx->toolkit;
 		x->toolkit_read = true;
@@ -958,7 +961,10 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 		if (st != ST_OK)
 			return st;
 	}
-	cxx_index_init(&x->cxx, &s->arena);
+	if (!x->ix) {
+		cxx_index_init(&x->cxx, &s->arena);
+		x->ix = &x->cxx;
+	}
 	cuda_ctx_init(&x->cuda, s, FATBIN_SCAN_REGISTERED);
 	prepare_gpu(x);
 	if (x->o->torch_rtld_global)
