@@ -31,6 +31,8 @@ void scan_borrow_objects(struct scan *s, struct scan *from)
 	objcache_release(&s->objs);	/* its own, still empty */
 	s->objs = from->objs;		/* allocates from from's arena, reads from's fs */
 	s->objs_of = from;
+	if (!s->torchabi)
+		s->torchabi = from->torchabi;	/* in from's arena, which outlives s's use of it */
 }
 
 void scan_return_objects(struct scan *s)

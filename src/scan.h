@@ -63,8 +63,9 @@ void scan_release(struct scan *s);
 /* A second scan of the same files (same root) as `from`, which must not be
  * used until scan_return_objects(s): s works in from's object cache, so
  * every object parsed, its references decoded and its bindings remembered
- * by the first are there for the second.  The results are the same as from
- * a fresh scan; the files are read once. */
+ * by the first are there for the second, and so is the torch ABI index
+ * from decoded (built-in data, the same for every scan).  The results are
+ * the same as from a fresh scan; the files are read once. */
 void scan_borrow_objects(struct scan *s, struct scan *from);
 void scan_return_objects(struct scan *s);
 
