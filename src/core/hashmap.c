@@ -75,23 +75,41 @@ void *strmap_get(const struct strmap *m, const char *key)
 	return NULL;
 }
 
-void strmap_put(struct arena *a, struct strmap *m, const char *key, void *value)
+/* The slot of key, or the empty slot where it goes (room made first). */
+static struct strmap_slot *strmap_slot_for(struct arena *a, struct strmap *m, const char *key)
 {
 	if ((m->n + 1) * 2 > m->cap)
 		strmap_rehash(a, m, m->cap ? m->cap * 2 : 16);
 	uint32_t h = hash_str(key);
 	size_t j = h & (m->cap - 1);
 	while (m->slot[j].key) {
-		if (m->slot[j].hash == h && str_eq(m->slot[j].key, key)) {
-			m->slot[j].value = value;
-			return;
-		}
+		if (m->slot[j].hash == h && str_eq(m->slot[j].key, key))
+			return &m->slot[j];
 		j = (j + 1) & (m->cap - 1);
 	}
-	m->slot[j].key = key;
 	m->slot[j].hash = h;
-	m->slot[j].value = value;
+	return &m->slot[j];
+}
+
+void strmap_put(struct arena *a, struct strmap *m, const char *key, void *value)
+{
+	struct strmap_slot *sl = strmap_slot_for(a, m, key);
+	if (!sl->key) {
+		sl->key = key;
+		m->n++;
+	}
+	sl->value = value;
+}
+
+void *strmap_put_new(struct arena *a, struct strmap *m, const char *key, void *value)
+{
+	struct strmap_slot *sl = strmap_slot_for(a, m, key);
+	if (sl->key)
+		return sl->value;
+	sl->key = key;
+	sl->value = value;
 	m->n++;
+	return NULL;
 }
 
 void strmap_reserve(struct arena *a, struct strmap *m, size_t n)

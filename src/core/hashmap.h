@@ -47,6 +47,10 @@ uint64_t hash64_bytes(uint64_t h, const void *p, size_t n);
 void *strmap_get(const struct strmap *m, const char *key);
 /* Inserts or replaces. */
 void strmap_put(struct arena *a, struct strmap *m, const char *key, void *value);
+/* Inserts unless key is there: returns the value already there (nothing
+ * changed), or NULL (value inserted).  One hash and probe where a get and
+ * a put would make two. */
+void *strmap_put_new(struct arena *a, struct strmap *m, const char *key, void *value);
 /* Room for n keys without growing (one table, not a chain of abandoned ones). */
 void strmap_reserve(struct arena *a, struct strmap *m, size_t n);
 /* Iteration: returns the next occupied slot index >= *pos, or false. */

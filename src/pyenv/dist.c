@@ -313,8 +313,7 @@ static void add_dist(struct scan *s, struct distset *ds, struct dist *d)
 	d->norm = dist_normalize(&s->arena, d->name ? d->name : "?");
 	d->index = ds->all.n;
 	ptrvec_push(&s->arena, &ds->all, d);
-	if (!strmap_get(&ds->by_norm, d->norm))
-		strmap_put(&s->arena, &ds->by_norm, d->norm, d);
+	(void)strmap_put_new(&s->arena, &ds->by_norm, d->norm, d);
 }
 
 /* Whether a file list of len bytes and rows rows still fits the scan's
@@ -518,8 +517,7 @@ static void index_owners(struct scan *s, struct distset *ds)
 		for (size_t k = 0; k < d->nfile; k++) {
 			const char *rel = d->file[k].rel;
 			struct strmap *m = rel[0] == '/' ? &ds->owner_abs : &os->files;
-			if (!strmap_get(m, rel))
-				strmap_put(&s->arena, m, rel, d);
+			(void)strmap_put_new(&s->arena, m, rel, d);	/* the first owner stays */
 		}
 	}
 }

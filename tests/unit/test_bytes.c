@@ -57,6 +57,13 @@ static void arena_and_maps(void)
 		ok &= strmap_get(&m, keys[i]) == (void *)(intptr_t)(i + 1);
 	CHECK(ok && m.n == 200, "strmap keeps 200 keys through growth");
 	CHECK(strmap_get(&m, "absent") == NULL, "strmap miss");
+	char same[] = "k7";	/* another copy of a key that is there */
+	CHECK(strmap_put_new(&a, &m, same, (void *)-1) == (void *)8 && strmap_get(&m, "k7") == (void *)8 && m.n == 200,
+	      "strmap_put_new on a key that is there: returns its value, changes nothing");
+	CHECK(strmap_put_new(&a, &m, "new", (void *)9) == NULL && strmap_get(&m, "new") == (void *)9 && m.n == 201,
+	      "strmap_put_new on a new key: inserts it");
+	strmap_put(&a, &m, same, (void *)10);
+	CHECK(strmap_get(&m, "k7") == (void *)10 && m.n == 201, "strmap_put replaces the value of a key that is there");
 	struct idmap im = { 0 };
 	for (uint64_t i = 0; i < 500; i++)
 		idmap_put(&a, &im, i, i * 7, (void *)(uintptr_t)(i + 1));
