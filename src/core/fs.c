@@ -855,6 +855,20 @@ void fs_unmap(struct mapped_file *mf)
 	mf->len = 0;
 }
 
+void fs_forget(const struct mapped_file *mf, size_t off, size_t len)
+{
+	if (!mf->data || mf->borrowed || off >= mf->len)
+		return;
+	len = MIN(len, mf->len - off);
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t base = (uintptr_t)mf->data;	/* mmap() placed it on a page */
+	uintptr_t start = (base + off + page - 1) & ~(page - 1);
+	uintptr_t end = off + len == mf->len ? base + off + len : (base + off + len) & ~(page - 1);
+	/* a read-only private file mapping: its pages are the page cache's */
+	if (end > start)
+		(void)madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
 enum status fs_read_small(const struct fsview *fs, const char *path, size_t max, char **out,
 			  size_t *len, struct diag *d)
 {

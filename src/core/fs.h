@@ -140,6 +140,10 @@ struct mapped_file {
 enum status fs_map(const struct fsview *fs, const char *path, struct mapped_file *mf,
 		   struct diag *d);
 void fs_unmap(struct mapped_file *mf);
+/* Lets the whole pages of [off, off + len) of a mapping leave the resident
+ * set: they stay in the page cache, and a later read maps them again.
+ * Nothing for a vfs node's bytes (anonymous memory: they would be lost). */
+void fs_forget(const struct mapped_file *mf, size_t off, size_t len);
 
 /*
  * A mapped file that shrinks while it is read makes the read fault

@@ -559,6 +559,8 @@ struct dist *dists_owner(const struct distset *ds, const char *path)
 	return best;
 }
 
+#define HASH_WINDOW ((size_t)8 << 20)
+
 enum status file_sha256_record(struct scan *s, const char *path, char *out, size_t outsz,
 			       struct diag *d)
 {
@@ -566,8 +568,18 @@ enum status file_sha256_record(struct scan *s, const char *path, char *out, size
 	enum status st = fs_map(&s->fs, path, &mf, d);
 	if (st != ST_OK)
 		return st;
+	/* a window at a time, its pages let go once hashed: the resident set
+	 * stays a window, not the file (libtorch_cuda.so is 520 MB) */
+	struct bytes all = bytes_make(mf.data, mf.len, false);
+	struct sha256 c;
+	sha256_init(&c);
+	for (size_t off = 0; off < mf.len; off += HASH_WINDOW) {
+		size_t n = MIN(HASH_WINDOW, mf.len - off);
+		sha256_update(&c, bytes_at(&all, off, n), n);
+		fs_forget(&mf, off, n);
+	}
 	uint8_t md[32];
-	sha256(mf.len ? mf.data : (const uint8_t *)"", mf.len, md);
+	sha256_final(&c, md);
 	fs_unmap(&mf);
 	char enc[48];
 	base64_encode(md, sizeof md, enc, true);
