@@ -7,6 +7,16 @@
 #include <cpuid.h>
 #include <immintrin.h>
 #endif
+/* gcc lets one function use the crypto extension; clang's arm_neon.h
+ * declares the SHA intrinsics only when the whole build targets it */
+#if defined(__aarch64__) && (defined(__ARM_FEATURE_SHA2) || (defined(__GNUC__) && !defined(__clang__)))
+#define SHA256_ARM_SHA2 1
+#include <arm_neon.h>
+#include <sys/auxv.h>
+#ifndef HWCAP_SHA2
+#define HWCAP_SHA2 (1 << 6)
+#endif
+#endif
 
 static const uint32_t k[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -105,9 +115,42 @@ static bool cpu_has_x86_sha(void)
 }
 #endif
 
+#ifdef SHA256_ARM_SHA2
+/* ARMv8's SHA2 instructions (every Neoverse core, NVIDIA Grace among them):
+ * four rounds an instruction pair, the schedule in two more. */
+#ifdef __ARM_FEATURE_SHA2
+#define ARM_SHA2_TARGET
+#else
+#define ARM_SHA2_TARGET __attribute__((target("+crypto")))
+#endif
+ARM_SHA2_TARGET static void blocks_arm_sha2(uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+	uint32x4_t abcd = vld1q_u32(&h[0]), efgh = vld1q_u32(&h[4]);
+	for (size_t b = 0; b < nblocks; b++, p += 64) {
+		const uint32x4_t abcd0 = abcd, efgh0 = efgh;
+		uint32x4_t w[4];
+		for (unsigned i = 0; i < 16; i++) {
+			if (i < 4)
+				w[i] = vreinterpretq_u32_u8(vrev32q_u8(vld1q_u8(p + 16 * i)));
+			else	/* W[t..t+3] from W[t-16..t-13], W[t-12..t-9], W[t-8..t-5], W[t-4..t-1] */
+				w[i & 3] = vsha256su1q_u32(vsha256su0q_u32(w[i & 3], w[(i + 1) & 3]), w[(i + 2) & 3],
+							   w[(i + 3) & 3]);
+			const uint32x4_t kw = vaddq_u32(w[i & 3], vld1q_u32(&k[4 * i]));
+			const uint32x4_t prev = abcd;
+			abcd = vsha256hq_u32(abcd, efgh, kw);
+			efgh = vsha256h2q_u32(efgh, prev, kw);
+		}
+		abcd = vaddq_u32(abcd, abcd0);
+		efgh = vaddq_u32(efgh, efgh0);
+	}
+	vst1q_u32(&h[0], abcd);
+	vst1q_u32(&h[4], efgh);
+}
+#endif
+
 /* Which block function this CPU runs, asked of it once (cpuid traps to the
  * hypervisor in a virtual machine: not once per file). */
-enum { IMPL_UNKNOWN, IMPL_PORTABLE, IMPL_X86_SHA };
+enum { IMPL_UNKNOWN, IMPL_PORTABLE, IMPL_X86_SHA, IMPL_ARM_SHA2 };
 static _Atomic int impl = IMPL_UNKNOWN;
 
 static int implementation(void)
@@ -119,6 +162,10 @@ static int implementation(void)
 		if (cpu_has_x86_sha())
 			i = IMPL_X86_SHA;
 #endif
+#ifdef SHA256_ARM_SHA2
+		if (getauxval(AT_HWCAP) & HWCAP_SHA2)
+			i = IMPL_ARM_SHA2;
+#endif
 		impl = i;
 	}
 	return i;
@@ -126,20 +173,30 @@ static int implementation(void)
 
 bool sha256_blocks_accelerated(uint32_t h[8], const void *data, size_t nblocks)
 {
+	switch (implementation()) {
 #ifdef SHA256_X86_SHA
-	if (implementation() == IMPL_X86_SHA) {
+	case IMPL_X86_SHA:
 		blocks_x86_sha(h, data, nblocks);
 		return true;
-	}
-#else
-	(void)h, (void)data, (void)nblocks;
 #endif
-	return false;
+#ifdef SHA256_ARM_SHA2
+	case IMPL_ARM_SHA2:
+		blocks_arm_sha2(h, data, nblocks);
+		return true;
+#endif
+	default:
+		(void)h, (void)data, (void)nblocks;
+		return false;
+	}
 }
 
 const char *sha256_implementation(void)
 {
-	return implementation() == IMPL_X86_SHA ? "x86 SHA extensions" : "portable C";
+	switch (implementation()) {
+	case IMPL_X86_SHA: return "x86 SHA extensions";
+	case IMPL_ARM_SHA2: return "ARMv8 SHA2 instructions";
+	default: return "portable C";
+	}
 }
 
 static void blocks(uint32_t h[8], const uint8_t *p, size_t nblocks)

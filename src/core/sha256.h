@@ -27,8 +27,8 @@ void sha256(const void *data, size_t n, uint8_t out[32]);
 /* The compression function over nblocks 64-byte blocks, two ways (the
  * unit test holds one to the other; sha256_update picks the fast one):
  * portable C, and the CPU's SHA instructions where it has them (x86-64's
- * SHA extensions; false, nothing done, elsewhere).  Which one runs here:
- * sha256_implementation(). */
+ * SHA extensions, ARMv8's SHA2; false, nothing done, elsewhere).  Which
+ * one runs here: sha256_implementation(). */
 void sha256_blocks_portable(uint32_t h[8], const void *data, size_t nblocks);
 bool sha256_blocks_accelerated(uint32_t h[8], const void *data, size_t nblocks);
 const char *sha256_implementation(void);

@@ -38,6 +38,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
@@ -680,6 +681,32 @@ def fixture_suite():
     for fn in (basic_cases, tls_cases, reloc_cases, hwcap_cases, hwcap_cache_cases, page_cases, cwd_cases,
                python_cases):
         each_root(fn)
+    sha256_on_arm()
+
+
+def sha256_on_arm():
+    """abiscope's SHA-256 (src/core/sha256.c) built for aarch64 and run under
+    qemu: its unit test, whose vectors are NIST's and whose accelerated path
+    (ARMv8's SHA2 instructions, what NVIDIA Grace runs) is held to the
+    portable code.  A live run only: it needs qemu, not the roots."""
+    if MODE != "oracle":
+        return
+    out = os.path.join(tempfile.mkdtemp(prefix="abiscope-sha-"), "test_sha256")
+    try:
+        sh([CC, "-std=c11", "-D_GNU_SOURCE", "-O2", "-Wall", "-Wextra", "-Werror", "-static",
+            "-I" + os.path.join(TOP, "src"), "-I" + os.path.join(TOP, "tests", "unit"), "-o", out,
+            os.path.join(TOP, "tests", "unit", "test_sha256.c"), os.path.join(TOP, "src", "core", "sha256.c")])
+    except RuntimeError as e:
+        report(False, "sha256 built for aarch64", str(e))
+        return
+    p = subprocess.run(["/usr/bin/qemu-aarch64-static", out], capture_output=True, text=True, timeout=300)
+    lines = p.stdout.splitlines()
+    report("# sha256 runs: ARMv8 SHA2 instructions" in lines,
+           "aarch64: sha256 runs the ARMv8 SHA2 instructions where the CPU has them (qemu's does)", p.stdout[-2000:])
+    bad = [l for l in lines if l.startswith("not ok")]
+    report(p.returncode == 0 and not bad and any(l.startswith("ok - the SHA instructions") for l in lines),
+           "aarch64: sha256's unit test passes (NIST vectors, the instructions against the portable code)",
+           p.stdout[-2000:] + p.stderr[-1000:])
 
 
 # ---------------------------------------------------------------- system libraries
