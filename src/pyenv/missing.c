@@ -344,32 +344,99 @@ void check_cuda_major_vs_torch(struct check_ctx *x, const struct inv_obj *io)
 	}
 }
 
-/* Two majors of one CUDA library in one process. */
+/* A library of the process by its soname's stem ("libcudart" of
+ * libcudart.so.12) and CUDA major, for check_two_majors. */
+struct stem_major {
+	const char *soname;
+	size_t stem;	/* bytes before the first ".so." */
+	int major;
+	size_t index;	/* in the search list */
+};
+
+static int cmp_stem_major(const void *a, const void *b)
+{
+	const struct stem_major *x = a, *y = b;
+	if (x->stem != y->stem)
+		return x->stem < y->stem ? -1 : 1;
+	int c = memcmp(x->soname, y->soname, x->stem);
+	if (c)
+		return c;
+	if (x->major != y->major)
+		return x->major < y->major ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int cmp_index_pair(const void *a, const void *b)
+{
+	const size_t *x = a, *y = b;
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static void two_majors_finding(struct check_ctx *x, const struct dlopen_result *r, const struct inv_obj *io,
+			       size_t i, size_t k)
+{
+	const char *a = r->searchlist[i]->obj->elf.soname, *b = r->searchlist[k]->obj->elf.soname;
+	const struct provider *pa = provider_lookup_cuda(&x->s->arena, a, provider_soname_major(&x->s->arena, a));
+	const struct provider *pb = provider_lookup_cuda(&x->s->arena, b, provider_soname_major(&x->s->arena, b));
+	struct finding *f = finding_add(&x->s->findings, "cuda-major-mismatch", SEV_ERROR, io->path);
+	finding_title(&x->s->findings, f, "one process would load %s and %s (CUDA %d and %d)", a, b,
+		      pa->cuda_major, pb->cuda_major);
+	val_set_str(&x->s->arena, f->fields, "library", a);
+	val_set_str(&x->s->arena, f->fields, "other", b);
+	finding_line(&x->s->findings, f, "%s from %s", a, r->searchlist[i]->path);
+	finding_line(&x->s->findings, f, "%s from %s", b, r->searchlist[k]->path);
+	finding_fix(&x->s->findings, f, "keep one CUDA major in the environment: the packages built "
+					"for the other one need their matching build");
+	check_set_fields(x->s, f, io);
+}
+
+/* Two majors of one CUDA library in one process: every pair of the search
+ * list (earlier, later) whose sonames share the stem and name two CUDA
+ * majors, in search-list order.  Sorted by stem and major, not compared
+ * pair by pair: a serving stack's process has hundreds of libraries. */
 void check_two_majors(struct check_ctx *x, const struct dlopen_result *r, const struct inv_obj *io)
 {
-	for (size_t i = 0; i < r->nsearchlist; i++)
-		for (size_t k = i + 1; k < r->nsearchlist; k++) {
-			const char *a = r->searchlist[i]->obj->elf_ok ? r->searchlist[i]->obj->elf.soname : NULL;
-			const char *b = r->searchlist[k]->obj->elf_ok ? r->searchlist[k]->obj->elf.soname : NULL;
-			if (!a || !b)
-				continue;
-			const char *da = strstr(a, ".so."), *db = strstr(b, ".so.");
-			if (!da || !db || da - a != db - b || strncmp(a, b, (size_t)(da - a)) != 0 || str_eq(a, b))
-				continue;
-			int ma = provider_soname_major(&x->s->arena, a), mb = provider_soname_major(&x->s->arena, b);
-			if (!ma || !mb || ma == mb)
-				continue;
-			const struct provider *pa = provider_lookup_cuda(&x->s->arena, a, ma);
-			const struct provider *pb = provider_lookup_cuda(&x->s->arena, b, mb);
-			struct finding *f = finding_add(&x->s->findings, "cuda-major-mismatch", SEV_ERROR, io->path);
-			finding_title(&x->s->findings, f, "one process would load %s and %s (CUDA %d and %d)", a, b,
-				      pa->cuda_major, pb->cuda_major);
-			val_set_str(&x->s->arena, f->fields, "library", a);
-			val_set_str(&x->s->arena, f->fields, "other", b);
-			finding_line(&x->s->findings, f, "%s from %s", a, r->searchlist[i]->path);
-			finding_line(&x->s->findings, f, "%s from %s", b, r->searchlist[k]->path);
-			finding_fix(&x->s->findings, f, "keep one CUDA major in the environment: the packages built "
-							"for the other one need their matching build");
-			check_set_fields(x->s, f, io);
+	struct arena *a = &x->s->arena;
+	struct stem_major *e = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < r->nsearchlist; i++) {
+		const char *so = r->searchlist[i]->obj->elf_ok ? r->searchlist[i]->obj->elf.soname : NULL;
+		const char *dot = so ? strstr(so, ".so.") : NULL;
+		int major = dot ? provider_soname_major(a, so) : 0;
+		if (!major)
+			continue;
+		if (!e)
+			e = arena_alloc(a, r->nsearchlist * sizeof *e);
+		e[n++] = (struct stem_major){ so, (size_t)(dot - so), major, i };
+	}
+	sort_items(e, n, sizeof *e, cmp_stem_major);
+	size_t *pair = NULL, npair = 0, cap = 0;
+	for (size_t g = 0, g_end; g < n; g = g_end) {
+		/* [g, g_end): one stem; within it, runs of one major */
+		for (g_end = g + 1; g_end < n && e[g_end].stem == e[g].stem &&
+				    !memcmp(e[g_end].soname, e[g].soname, e[g].stem); g_end++)
+			;
+		size_t run_end = g;	/* the end of p's run of one major: pairs start after it */
+		for (size_t p = g; p < g_end; p++) {
+			if (p == run_end)
+				for (run_end = p + 1; run_end < g_end && e[run_end].major == e[p].major; run_end++)
+					;
+			for (size_t q = run_end; q < g_end; q++) {
+				if (npair == cap) {
+					size_t *grown = arena_alloc(a, (cap = cap ? cap * 2 : 8) * 2 * sizeof *pair);
+					if (npair)
+						memcpy(grown, pair, npair * 2 * sizeof *pair);
+					pair = grown;
+				}
+				pair[2 * npair] = MIN(e[p].index, e[q].index);
+				pair[2 * npair + 1] = MAX(e[p].index, e[q].index);
+				npair++;
+			}
 		}
+	}
+	sort_items(pair, npair, 2 * sizeof *pair, cmp_index_pair);
+	for (size_t k = 0; k < npair; k++)
+		two_majors_finding(x, r, io, pair[2 * k], pair[2 * k + 1]);
 }
