@@ -404,13 +404,14 @@ void check_two_majors(struct check_ctx *x, const struct dlopen_result *r, const 
 	for (size_t i = 0; i < r->nsearchlist; i++) {
 		const char *so = r->searchlist[i]->obj->elf_ok ? r->searchlist[i]->obj->elf.soname : NULL;
 		const char *dot = so ? strstr(so, ".so.") : NULL;
-		int major = dot ? provider_soname_major(a, so) : 0;
-		if (!major)
+		if (!dot)
 			continue;
 		if (!e)
 			e = arena_alloc(a, r->nsearchlist * sizeof *e);
-		e[n++] = (struct stem_major){ so, (size_t)(dot - so), major, i };
+		e[n++] = (struct stem_major){ so, (size_t)(dot - so), 0, i };
 	}
+	/* by stem first (majors all 0): only a stem two libraries share needs
+	 * their majors, then the group is sorted again by major */
 	sort_items(e, n, sizeof *e, cmp_stem_major);
 	size_t *pair = NULL, npair = 0, cap = 0;
 	for (size_t g = 0, g_end; g < n; g = g_end) {
@@ -418,12 +419,17 @@ void check_two_majors(struct check_ctx *x, const struct dlopen_result *r, const 
 		for (g_end = g + 1; g_end < n && e[g_end].stem == e[g].stem &&
 				    !memcmp(e[g_end].soname, e[g].soname, e[g].stem); g_end++)
 			;
+		if (g_end - g < 2)
+			continue;
+		for (size_t p = g; p < g_end; p++)
+			e[p].major = provider_soname_major(a, e[p].soname);
+		sort_items(e + g, g_end - g, sizeof *e, cmp_stem_major);
 		size_t run_end = g;	/* the end of p's run of one major: pairs start after it */
 		for (size_t p = g; p < g_end; p++) {
 			if (p == run_end)
 				for (run_end = p + 1; run_end < g_end && e[run_end].major == e[p].major; run_end++)
 					;
-			for (size_t q = run_end; q < g_end; q++) {
+			for (size_t q = run_end; e[p].major && q < g_end; q++) {
 				if (npair == cap) {
 					size_t *grown = arena_alloc(a, (cap = cap ? cap * 2 : 8) * 2 * sizeof *pair);
 					if (npair)
