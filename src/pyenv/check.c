@@ -940,9 +940,11 @@ static void take_reads(struct check_ctx *x, const struct env_check *prev)
 		c->sysowner = prev->sysowner;	/* read: never written again */
 	x->prev = prev->ctx;
 	x->ops_wraps_error = prev->ctx->ops_wraps_error;
-	/* the exports of the same files: indexed once (a new round of budgets) */
+	/* the exports of the same files: indexed once (a new round of budgets);
+	 * none when that check stopped before indexing anything */
 	x->ix = prev->ctx->ix;
-	cxx_index_new_round(x->ix);
+	if (x->ix)
+		cxx_index_new_round(x->ix);
 	if (prev->ctx->toolkit_read) {
 		x->toolkit = prev->ctx->toolkit;
 		x->toolkit_read = true;
