@@ -691,15 +691,18 @@ def sha256_on_arm():
     portable code.  A live run only: it needs qemu, not the roots."""
     if MODE != "oracle":
         return
-    out = os.path.join(tempfile.mkdtemp(prefix="abiscope-sha-"), "test_sha256")
+    tmp = tempfile.mkdtemp(prefix="abiscope-sha-")
+    out = os.path.join(tmp, "test_sha256")
     try:
         sh([CC, "-std=c11", "-D_GNU_SOURCE", "-O2", "-Wall", "-Wextra", "-Werror", "-static",
             "-I" + os.path.join(TOP, "src"), "-I" + os.path.join(TOP, "tests", "unit"), "-o", out,
             os.path.join(TOP, "tests", "unit", "test_sha256.c"), os.path.join(TOP, "src", "core", "sha256.c")])
-    except RuntimeError as e:
-        report(False, "sha256 built for aarch64", str(e))
+        p = subprocess.run(["/usr/bin/qemu-aarch64-static", out], capture_output=True, text=True, timeout=300)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        report(False, "sha256 built for aarch64 and run under qemu", str(e))
         return
-    p = subprocess.run(["/usr/bin/qemu-aarch64-static", out], capture_output=True, text=True, timeout=300)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     lines = p.stdout.splitlines()
     report("# sha256 runs: ARMv8 SHA2 instructions" in lines,
            "aarch64: sha256 runs the ARMv8 SHA2 instructions where the CPU has them (qemu's does)", p.stdout[-2000:])

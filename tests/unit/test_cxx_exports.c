@@ -44,7 +44,8 @@ static void rounds(void)
 	CHECK_INT(cxx_exports_containing(&ix, x, "9SetDevice", 10, count_one, &seen), 1,
 		  "a substring query finds the export that spells the identifier");
 	CHECK_INT(seen, 1, "and reports it once");
-	cxx_exports_containing(&ix, x, "9GetDevice", 10, NULL, NULL);
+	CHECK_INT(cxx_exports_containing(&ix, x, "10GetDevice", 11, NULL, NULL), 1,
+		  "another identifier, another export");
 	CHECK_INT(cxx_exports_substring_queries(&ix, x), 2, "two queries counted in the first round");
 
 	cxx_index_new_round(&ix);
