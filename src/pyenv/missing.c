@@ -431,10 +431,8 @@ void check_two_majors(struct check_ctx *x, const struct dlopen_result *r, const 
 					;
 			for (size_t q = run_end; e[p].major && q < g_end; q++) {
 				if (npair == cap) {
-					size_t *grown = arena_alloc(a, (cap = cap ? cap * 2 : 8) * 2 * sizeof *pair);
-					if (npair)
-						memcpy(grown, pair, npair * 2 * sizeof *pair);
-					pair = grown;
+					pair = arena_grow(a, pair, 2 * npair, 2 * (cap ? cap * 2 : 8), sizeof *pair);
+					cap = cap ? cap * 2 : 8;
 				}
 				pair[2 * npair] = MIN(e[p].index, e[q].index);
 				pair[2 * npair + 1] = MAX(e[p].index, e[q].index);
