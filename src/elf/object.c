@@ -122,13 +122,8 @@ static void forget_window(const struct object *o, struct bytes w, size_t min_len
 	if (o->map.borrowed || o->map.len < ADVISE_MIN_SIZE || w.len < min_len || w.data < o->map.data ||
 	    w.data >= o->map.data + o->map.len)
 		return;
-	uintptr_t page = 4096;
-	uintptr_t start = ((uintptr_t)w.data + page - 1) & ~(page - 1);
-	uintptr_t end = ((uintptr_t)w.data + w.len) & ~(page - 1);
-	/* a read-only private file mapping: its pages are the page cache's,
-	 * dropping them from this process loses nothing */
-	if (end > start)
-		(void)madvise((void *)start, end - start, MADV_DONTNEED);
+	/* the whole pages of the window, at this machine's page size */
+	fs_forget(&o->map, (size_t)((uintptr_t)w.data - (uintptr_t)o->map.data), w.len);
 }
 
 void object_forget(const struct object *o, struct bytes w)
