@@ -537,8 +537,12 @@ const char *cxx_abi_unify(struct arena *a, const char *text)
 	char *out = arena_alloc(a, len + 1);
 	size_t o = 0;
 	for (size_t i = 0; i < len;) {
+		/* every pattern starts with 's' or '[': one test a character, not
+		 * six comparisons (this runs for each candidate of a near-miss
+		 * search, on demangled names of hundreds of characters) */
 		bool done = false;
-		for (size_t k = 0; k < ARRAY_SIZE(from) && !done; k++) {
+		bool may_match = text[i] == 's' || text[i] == '[';
+		for (size_t k = 0; k < ARRAY_SIZE(from) && may_match && !done; k++) {
 			size_t n = strlen(from[k]);
 			if (strncmp(text + i, from[k], n) == 0) {
 				size_t m = strlen(to[k]);
@@ -701,9 +705,12 @@ void cxx_sig_diff(struct arena *a, const struct cxx_sig *want, const struct cxx_
 		out->rel = CXX_REL_SAME;
 		return;
 	}
-	bool unified_same = str_eq(cxx_abi_unify(a, want->text), cxx_abi_unify(a, have->text));
+	/* the texts with one std::string spelling are compared only once the
+	 * cheap tests have not ruled the pair unrelated: most candidates of a
+	 * scope have another name */
 	if (!want->parsed || !have->parsed || !same_str(want->special, have->special)) {
-		if (unified_same && same_str(want->special, have->special)) {
+		if (same_str(want->special, have->special) &&
+		    str_eq(cxx_abi_unify(a, want->text), cxx_abi_unify(a, have->text))) {
 			out->rel = CXX_REL_CXX11_ABI;
 			out->distance = 1;
 		}
@@ -719,6 +726,7 @@ void cxx_sig_diff(struct arena *a, const struct cxx_sig *want, const struct cxx_
 	/* a destructor is never what a constructor reference wanted, nor the reverse */
 	if (structors && (wl->name[0] == '~') != (hl->name[0] == '~'))
 		return;
+	bool unified_same = str_eq(cxx_abi_unify(a, want->text), cxx_abi_unify(a, have->text));
 	out->rel = unified_same ? CXX_REL_CXX11_ABI : CXX_REL_SIGNATURE;
 	if (unified_same) {
 		int f = cxx_abi_macro_value(cxx_abi_flavour_of(want->text));

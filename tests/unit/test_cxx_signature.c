@@ -176,12 +176,32 @@ static void diffs(void)
 	CHECK_INT(d.rel, CXX_REL_SAME, "the same text");
 }
 
+/* One spelling of std::string: each pattern wherever it starts, and the
+ * characters that begin a pattern without being one copied as they are. */
+static void unify(void)
+{
+	CHECK_STR(cxx_abi_unify(&A, "f(std::__cxx11::basic_string<char, std::char_traits<char>, "
+				    "std::allocator<char> > const&)"),
+		  "f(std::string const&)", "the new std::string");
+	CHECK_STR(cxx_abi_unify(&A, "f(std::basic_string<char, std::char_traits<char>, std::allocator<char> >)"),
+		  "f(std::string)", "the old std::string");
+	CHECK_STR(cxx_abi_unify(&A, "std::__cxx11::list<int, std::allocator<int> >::size() const"),
+		  "std::list<int, std::allocator<int> >::size() const", "another __cxx11 class");
+	CHECK_STR(cxx_abi_unify(&A, "name[abi:cxx11]()"), "name()", "an ABI tag");
+	CHECK_STR(cxx_abi_unify(&A, "s::str(sss, [5], std)"), "s::str(sss, [5], std)",
+		  "'s' and '[' that start no pattern");
+	CHECK_STR(cxx_abi_unify(&A, "std::__cxx11::"), "std::", "a pattern at the very end");
+	CHECK_STR(cxx_abi_unify(&A, "x std::__cxx1"), "x std::__cxx1", "a pattern cut short");
+	CHECK_STR(cxx_abi_unify(&A, ""), "", "nothing");
+}
+
 int main(void)
 {
 	arena_init(&A);
 	parts();
 	hostile();
 	diffs();
+	unify();
 	arena_release(&A);
 	return unit_done();
 }
