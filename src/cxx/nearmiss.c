@@ -66,6 +66,7 @@ struct work {
 	size_t examined;
 	const char *must_contain;	/* a candidate's mangled name must spell this token */
 	const struct object *requester;	/* never a provider of its own symbol (nearmiss.h) */
+	const void *wanted;		/* the symbol's struct wanted, a key of the index's memories */
 	uint32_t gnu_hash, sysv_hash;	/* the symbol's, for every object's table */
 };
 
@@ -171,32 +172,116 @@ static bool plausible_move(const struct cxx_sig *want, const struct cxx_sig *hav
 	return true;
 }
 
-static bool consider(void *ctx, const struct cxx_export *e)
+/* A candidate export against the wanted symbol: its cause (UNKNOWN: not
+ * a near miss), demangled text and difference.  Counts it against the
+ * object's NM_MAX_EXAMINE: false when the budget is spent (the search is
+ * then cut short). */
+static bool weigh(struct work *w, const struct cxx_export *e, enum nm_cause *cause, const char **dem,
+		  struct cxx_diff *d)
 {
-	struct work *w = ctx;
-	if (++w->examined > NM_MAX_EXAMINE) {
-		w->r->truncated = true;
+	*cause = NM_CAUSE_UNKNOWN;
+	if (++w->examined > NM_MAX_EXAMINE)
 		return false;
-	}
 	if (str_eq(e->name, w->r->symbol))
 		return true;	/* the exact symbol is exact_in's business */
 	if (w->must_contain && !strstr(e->name, w->must_contain)) {
 		w->examined--;	/* filtered without demangling: not worth a slot */
 		return true;
 	}
-	const char *dem = cxx_demangle(w->a, e->name);
-	if (dem == e->name)
+	*dem = cxx_demangle(w->a, e->name);
+	if (*dem == e->name)
 		return true;
 	struct cxx_sig s;
-	cxx_sig_parse(w->a, dem, strlen(dem), &s);
+	cxx_sig_parse(w->a, *dem, strlen(*dem), &s);
+	cxx_sig_diff(w->a, &w->r->want, &s, d);
+	*cause = cause_of_relation(d->rel);
+	if (*cause == NM_CAUSE_NAMESPACE && !plausible_move(&w->r->want, &s))
+		*cause = NM_CAUSE_UNKNOWN;
+	return true;
+}
+
+static bool consider(void *ctx, const struct cxx_export *e)
+{
+	struct work *w = ctx;
+	enum nm_cause cause;
+	const char *dem;
 	struct cxx_diff d;
-	cxx_sig_diff(w->a, &w->r->want, &s, &d);
-	enum nm_cause cause = cause_of_relation(d.rel);
-	if (cause == NM_CAUSE_NAMESPACE && !plausible_move(&w->r->want, &s))
-		return true;
+	if (!weigh(w, e, &cause, &dem, &d)) {
+		w->r->truncated = true;
+		return false;
+	}
 	if (cause != NM_CAUSE_UNKNOWN)
 		add_near(w, w->where, e->name, cxx_export_version(w->where->obj, e), dem, &d, cause);
 	return true;
+}
+
+/* What same_name found in one object for one symbol, kept in the index:
+ * the near misses in the order found, before add_near's merging (which
+ * depends on what the search found before), and whether the budget cut
+ * the look short. */
+struct same_name_hit {
+	const char *symbol, *version, *demangled;
+	struct cxx_diff diff;
+	enum nm_cause cause;
+};
+
+struct same_name_hits {
+	struct same_name_hit *hit;
+	size_t n, cap;
+	bool truncated;
+};
+
+struct collect {
+	struct work *w;
+	struct same_name_hits *h;
+};
+
+static bool collect_hit(void *ctx, const struct cxx_export *e)
+{
+	struct collect *c = ctx;
+	enum nm_cause cause;
+	const char *dem;
+	struct cxx_diff d;
+	struct same_name_hits *h = c->h;
+	if (!weigh(c->w, e, &cause, &dem, &d)) {
+		h->truncated = true;
+		return false;
+	}
+	if (cause == NM_CAUSE_UNKNOWN)
+		return true;
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 8;
+		h->hit = arena_grow(c->w->a, h->hit, h->cap, cap, sizeof *h->hit);
+		h->cap = cap;
+	}
+	struct same_name_hit *x = &h->hit[h->n++];
+	x->symbol = e->name;
+	x->version = cxx_export_version(c->w->where->obj, e);
+	x->demangled = dem;
+	x->diff = d;
+	x->cause = cause;
+	return true;
+}
+
+/* same_name's look into one object: from the index when this symbol was
+ * looked for there before, else looked for and kept. */
+static void same_name_in(struct work *w, const struct nm_object *o, const char *prefix, size_t len)
+{
+	struct cxx_exports *x = cxx_exports_of(w->ix, o->obj);
+	struct same_name_hits *h = idmap_get(&w->ix->same_name_hits, (uintptr_t)w->wanted, (uintptr_t)x);
+	if (!h) {
+		h = arena_calloc(w->a, 1, sizeof *h);
+		struct collect c = { w, h };
+		w->examined = 0;
+		cxx_exports_prefix(w->ix, x, prefix, len, collect_hit, &c);
+		idmap_put(w->a, &w->ix->same_name_hits, (uintptr_t)w->wanted, (uintptr_t)x, h);
+	}
+	for (size_t i = 0; i < h->n; i++) {
+		const struct same_name_hit *k = &h->hit[i];
+		add_near(w, o, k->symbol, k->version, k->demangled, &k->diff, k->cause);
+	}
+	if (h->truncated)
+		w->r->truncated = true;
 }
 
 static bool have_close(const struct work *w)
@@ -243,8 +328,7 @@ static void same_name(struct work *w, const struct nm_object *objs, size_t nobjs
 		if (objs[i].obj == w->requester)
 			continue;
 		w->where = &objs[i];
-		w->examined = 0;
-		cxx_exports_prefix(w->ix, cxx_exports_of(w->ix, objs[i].obj), prefix, len, consider, w);
+		same_name_in(w, &objs[i], prefix, len);
 	}
 	w->must_contain = NULL;
 }
@@ -470,6 +554,7 @@ void nm_search(struct cxx_index *ix, const char *symbol, const char *version,
 	work_init(&w, ix, r);
 	w.requester = requester;
 	const struct wanted *wt = wanted_of(ix, symbol);
+	w.wanted = wt;
 	if (wt->demangled) {
 		r->demangled = wt->demangled;
 		r->want = wt->sig;
@@ -491,6 +576,7 @@ void nm_search_more(struct cxx_index *ix, const struct nm_object *objs, size_t n
 {
 	struct work w;
 	work_init(&w, ix, r);
+	w.wanted = wanted_of(ix, r->symbol);
 	const struct nm_object **all = arena_calloc(w.a, nobjs ? nobjs : 1, sizeof *all);
 	for (size_t i = 0; i < nobjs; i++) {
 		exact_in(&w, &objs[i]);
