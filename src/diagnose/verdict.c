@@ -324,12 +324,25 @@ static const struct torch_identity *installed_torch(struct conv *c)
 		return NULL;
 	char norm[4096];
 	path_normalize(dir, norm, sizeof norm);
+	/* what the folder's files say: the same for every target that maps it
+	 * (a check identified libtorch's ABI once per failing module) */
+	struct strmap *ids = c->q->torch_ids;
+	if (ids) {
+		a = c->q->torch_ids_arena;
+		const void *known = strmap_get(ids, norm);
+		if (known) {
+			c->torch = known == MAP_NO ? NULL : known;
+			return c->torch;
+		}
+	}
 	dir = arena_strdup(a, norm);
 	struct torch_identity *t = arena_alloc(a, sizeof *t);
 	struct diag d;
 	diag_clear(&d);
 	if (torch_identify(a, &c->s->objs, dir, t, &d) == ST_OK)
 		c->torch = t;
+	if (ids)
+		strmap_put(a, ids, dir, c->torch ? (void *)c->torch : MAP_NO);
 	return c->torch;
 }
 
