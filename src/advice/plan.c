@@ -114,11 +114,19 @@ static void read_packages(struct advice *a, struct plan_state *ps)
 void tc_add_inventory(struct scan *s, struct tc_report *r, const struct inventory *inv)
 {
 	for (size_t i = 0; i < inv->nobj; i++) {
-		const struct inv_obj *io = inv->obj[i];
+		struct inv_obj *io = inv->obj[i];
 		if (torch_is_torch_library(io->path) || (io->package && str_eq(io->package, "torch")))
 			continue;
 		const char *owner = io->dist ? io->dist->name : io->package;
-		tc_add_object(s, r, io->path, io->obj, owner, io->dist ? io->dist->version : NULL, io->module);
+		const struct object *o = io->obj;
+		if (!o || o->kind != OBJ_ELF || !o->elf_ok)
+			continue;
+		if (io->torch_compat_ix != r->ix) {
+			torch_compat_of(&s->arena, r->ix, &o->elf, &io->torch_compat);
+			io->torch_compat_ix = r->ix;
+		}
+		tc_add_compat(s, r, io->path, o, &io->torch_compat, owner, io->dist ? io->dist->version : NULL,
+			      io->module);
 	}
 }
 

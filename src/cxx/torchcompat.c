@@ -37,10 +37,19 @@ void tc_add_object(struct scan *s, struct tc_report *r, const char *path, const 
 {
 	if (!o || o->kind != OBJ_ELF || !o->elf_ok)
 		return;
-	struct tc_object *t = arena_alloc(&s->arena, sizeof *t);
-	torch_compat_of(&s->arena, r->ix, &o->elf, &t->c);
-	if (!t->c.nneed)
+	struct torch_compat c;
+	torch_compat_of(&s->arena, r->ix, &o->elf, &c);
+	tc_add_compat(s, r, path, o, &c, owner, owner_version, module);
+}
+
+void tc_add_compat(struct scan *s, struct tc_report *r, const char *path, const struct object *o,
+		   const struct torch_compat *c, const char *owner, const char *owner_version,
+		   const char *module)
+{
+	if (!o || o->kind != OBJ_ELF || !o->elf_ok || !c->nneed)
 		return;
+	struct tc_object *t = arena_alloc(&s->arena, sizeof *t);
+	t->c = *c;
 	if (!r->machine) {
 		r->machine = o->elf.machine;
 		r->installed_rel = r->installed ? torchabi_find(r->ix, r->installed, r->machine) : -1;

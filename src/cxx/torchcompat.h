@@ -63,6 +63,11 @@ void tc_report_init(struct tc_report *r, const struct torchabi *ix, const char *
  * installed torch is looked up among that machine's releases. */
 void tc_add_object(struct scan *s, struct tc_report *r, const char *path, const struct object *o,
 		   const char *owner, const char *owner_version, const char *module);
+/* tc_add_object() with what o needs, c: torch_compat_of(r->ix, o) computed
+ * before (the same object in report after report). */
+void tc_add_compat(struct scan *s, struct tc_report *r, const char *path, const struct object *o,
+		   const struct torch_compat *c, const char *owner, const char *owner_version,
+		   const char *module);
 /* Computes r->all and the conflicts. */
 void tc_finish(struct tc_report *r);
 

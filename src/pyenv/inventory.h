@@ -18,6 +18,7 @@
 #ifndef ABISCOPE_PYENV_INVENTORY_H
 #define ABISCOPE_PYENV_INVENTORY_H
 
+#include "cxx/torchabi.h"
 #include "pyenv/dist.h"
 
 struct inv_obj {
@@ -29,6 +30,11 @@ struct inv_obj {
 	const char *module;	/* import name when it is an extension module */
 	bool is_extension;
 	bool in_stdlib;		/* under the standard library's lib-dynload */
+	/* what it needs of torch, for the index torch_compat_ix (NULL: not
+	 * asked yet): asked by every report of the check and of the pass with
+	 * the driver, and a matter of the file alone */
+	struct torch_compat torch_compat;
+	const struct torchabi *torch_compat_ix;
 };
 
 /* A file named like a shared object that is none anyone can load. */
