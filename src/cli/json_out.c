@@ -17,7 +17,7 @@ static void indent(struct jw *w)
 	static const char line[] = "\n                                                                "
 					     "                                                                ";
 	_Static_assert(sizeof line > 1 + 2 * 63, "room for the deepest level (open_)");
-	fwrite(line, 1, 1 + 2 * (size_t)w->depth, w->out);
+	fwrite_unlocked(line, 1, 1 + 2 * (size_t)w->depth, w->out);
 }
 
 /* Separator and indentation before a value or key at the current level. */
@@ -29,7 +29,7 @@ static void before(struct jw *w)
 	}
 	if (w->depth > 0) {
 		if (!w->first[w->depth])
-			fputc(',', w->out);
+			putc_unlocked(',', w->out);
 		w->first[w->depth] = false;
 		indent(w);
 	}
@@ -38,7 +38,7 @@ static void before(struct jw *w)
 static void open_(struct jw *w, char c)
 {
 	before(w);
-	fputc(c, w->out);
+	putc_unlocked(c, w->out);
 	if (w->depth < 63)
 		w->depth++;
 	w->first[w->depth] = true;
@@ -51,7 +51,7 @@ static void close_(struct jw *w, char c)
 		w->depth--;
 	if (!empty)
 		indent(w);
-	fputc(c, w->out);
+	putc_unlocked(c, w->out);
 }
 
 void jw_obj_begin(struct jw *w) { open_(w, '{'); }
@@ -65,7 +65,7 @@ void jw_write_string(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s), i = 0, run = 0;	/* p[run, i): written as they are, at once */
-	fputc('"', out);
+	putc_unlocked('"', out);
 	while (i < n) {
 		unsigned char c = p[i];
 		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
@@ -79,32 +79,32 @@ void jw_write_string(FILE *out, const char *s)
 			continue;
 		}
 		if (i > run)
-			fwrite(p + run, 1, i - run, out);
+			fwrite_unlocked(p + run, 1, i - run, out);
 		if (c == '"' || c == '\\') {
-			fputc('\\', out);
-			fputc(c, out);
+			putc_unlocked('\\', out);
+			putc_unlocked(c, out);
 		} else if (c >= 0x80) {
-			fputs("\xef\xbf\xbd", out);	/* not UTF-8: U+FFFD */
+			fputs_unlocked("\xef\xbf\xbd", out);	/* not UTF-8: U+FFFD */
 		} else {
 			switch (c) {
-			case '\n': fputs("\\n", out); break;
-			case '\t': fputs("\\t", out); break;
-			case '\r': fputs("\\r", out); break;
+			case '\n': fputs_unlocked("\\n", out); break;
+			case '\t': fputs_unlocked("\\t", out); break;
+			case '\r': fputs_unlocked("\\r", out); break;
 			default: fprintf(out, "\\u%04x", c); break;
 			}
 		}
 		run = ++i;
 	}
 	if (i > run)
-		fwrite(p + run, 1, i - run, out);
-	fputc('"', out);
+		fwrite_unlocked(p + run, 1, i - run, out);
+	putc_unlocked('"', out);
 }
 
 void jw_key(struct jw *w, const char *key)
 {
 	before(w);
 	jw_write_string(w->out, key);
-	fputs(": ", w->out);
+	fputs_unlocked(": ", w->out);
 	w->after_key = true;
 }
 
@@ -127,13 +127,13 @@ void jw_int(struct jw *w, int64_t v)
 void jw_bool(struct jw *w, bool v)
 {
 	before(w);
-	fputs(v ? "true" : "false", w->out);
+	fputs_unlocked(v ? "true" : "false", w->out);
 }
 
 void jw_null(struct jw *w)
 {
 	before(w);
-	fputs("null", w->out);
+	fputs_unlocked("null", w->out);
 }
 
 void jw_value(struct jw *w, const struct value *v)
@@ -184,7 +184,7 @@ void jw_kbool(struct jw *w, const char *key, bool v)
 
 void jw_end(struct jw *w)
 {
-	fputc('\n', w->out);
+	putc_unlocked('\n', w->out);
 }
 
 void jw_kstrs(struct jw *w, const char *key, const struct ptrvec *v)
