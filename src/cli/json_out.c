@@ -16,7 +16,7 @@ static void indent(struct jw *w)
 {
 	static const char line[] = "\n                                                                "
 					     "                                                                ";
-	_Static_assert(sizeof line > 1 + 2 * 63, "room for the deepest level (open_)");
+	_Static_assert(sizeof line > 1 + 2 * JW_MAX_DEPTH, "room for the deepest level");
 	fwrite_unlocked(line, 1, 1 + 2 * (size_t)w->depth, w->out);
 }
 
@@ -39,7 +39,7 @@ static void open_(struct jw *w, char c)
 {
 	before(w);
 	putc_unlocked(c, w->out);
-	if (w->depth < 63)
+	if (w->depth < JW_MAX_DEPTH)
 		w->depth++;
 	w->first[w->depth] = true;
 }

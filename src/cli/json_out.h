@@ -10,10 +10,12 @@
 
 #include "report/value.h"
 
+#define JW_MAX_DEPTH 63	/* deeper values are written at this indentation */
+
 struct jw {
 	FILE *out;
 	int depth;
-	bool first[64];
+	bool first[JW_MAX_DEPTH + 1];
 	bool after_key;
 };
 

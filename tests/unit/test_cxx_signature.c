@@ -193,6 +193,26 @@ static void unify(void)
 	CHECK_STR(cxx_abi_unify(&A, "std::__cxx11::"), "std::", "a pattern at the very end");
 	CHECK_STR(cxx_abi_unify(&A, "x std::__cxx1"), "x std::__cxx1", "a pattern cut short");
 	CHECK_STR(cxx_abi_unify(&A, ""), "", "nothing");
+
+	/* special names (typeinfo, vtables) are compared as whole texts: the
+	 * two std::list flavours' typeinfo differ in the ABI alone */
+	struct cxx_sig w = parse_mangled("_ZTINSt7__cxx114listIiSaIiEEE");
+	struct cxx_sig h = parse_mangled("_ZTISt4listIiSaIiEE");
+	struct cxx_diff d;
+	cxx_sig_diff(&A, &w, &h, &d);
+	CHECK_INT(d.rel, CXX_REL_CXX11_ABI, "typeinfo of the other std::list flavour");
+	h = parse_mangled("_ZTISt6vectorIiSaIiEE");
+	cxx_sig_diff(&A, &w, &h, &d);
+	CHECK_INT(d.rel, CXX_REL_UNRELATED, "typeinfo of another class");
+	/* texts the parser gives up on are compared whole, too */
+	w = parse_text("f(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >");
+	h = parse_text("f(std::string");
+	CHECK(!w.parsed && !h.parsed, "an unclosed parameter list is not parsed");
+	cxx_sig_diff(&A, &w, &h, &d);
+	CHECK_INT(d.rel, CXX_REL_CXX11_ABI, "unparsed texts that differ in the ABI alone");
+	h = parse_text("g(std::string");
+	cxx_sig_diff(&A, &w, &h, &d);
+	CHECK_INT(d.rel, CXX_REL_UNRELATED, "unparsed texts that differ otherwise");
 }
 
 int main(void)

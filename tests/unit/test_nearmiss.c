@@ -28,14 +28,19 @@ static void add(struct eg_spec *s, const char *name, bool defined)
 	s->sym[s->nsym++] = (struct eg_sym){ name, defined, STB_GLOBAL_, STT_FUNC_, STV_DEFAULT_, 0 };
 }
 
-/* The result as text: cause, expected provider, each near miss and where. */
+/* The result as text: cause, expected provider, each near miss and where
+ * (its index in objs, of 3; -1 for another array's). */
 static const char *describe(struct arena *a, const struct nm_result *r, const struct nm_object *objs)
 {
 	const char *t = arena_printf(a, "%s expected=%s truncated=%d", nm_cause_name(r->cause),
 				     r->expected ? r->expected->path : "-", r->truncated);
-	for (size_t i = 0; i < r->nnear; i++)
-		t = arena_printf(a, "%s | %s in %s (%td) %zu lines", t, r->near[i].symbol, r->near[i].where->path,
-				 r->near[i].where - objs, r->near[i].diff.nline);
+	for (size_t i = 0; i < r->nnear; i++) {
+		/* which of objs it is (by address: where may be another array's) */
+		uintptr_t at = (uintptr_t)r->near[i].where, lo = (uintptr_t)objs;
+		long idx = at >= lo && at < lo + 3 * sizeof *objs ? (long)((at - lo) / sizeof *objs) : -1;
+		t = arena_printf(a, "%s | %s in %s (%ld) %zu lines", t, r->near[i].symbol, r->near[i].where->path,
+				 idx, r->near[i].diff.nline);
+	}
 	return t;
 }
 
@@ -108,11 +113,27 @@ static void repeated(void)
 	CHECK(strstr(want2, "9SetDeviceEi in libc10_cuda.so"), "SetDevice(int) is the other symbol's near miss");
 	nm_search(&shared, WANTED2, NULL, NULL, &ouser, objs, 3, &r);
 	CHECK_STR(describe(&a, &r, objs), want2, "another symbol asked of a shared index");
+	/* another copy of the library on disk, with the symbol: what
+	 * nm_search_more adds, the same from a fresh and from a shared index */
+	struct eg_spec copy = lib;
+	copy.nsym = 0;
+	copy.soname = "libc10_cuda.so";
+	add(&copy, WANTED, true);
+	struct object ocopy;
+	struct eg_image icopy;
+	build(&a, &copy, &ocopy, &icopy);
+	struct nm_object copies[1] = { { &ocopy, "other/libc10_cuda.so", false, false } };
+	struct cxx_index fresh2;
+	cxx_index_init(&fresh2, &a);
+	nm_search(&fresh2, WANTED, NULL, NULL, &ouser, objs, 3, &r);
+	nm_search_more(&fresh2, copies, 1, &r);
+	const char *more = describe(&a, &r, objs);
+	CHECK(strstr(more, "S2_ib in other/libc10_cuda.so"), "nm_search_more finds the other copy's symbol");
 	nm_search(&shared, WANTED, NULL, NULL, &ouser, objs, 3, &r);
-	size_t before = r.nnear;
-	nm_search_more(&shared, &objs[1], 1, &r);
-	CHECK_INT(r.nnear, before, "more objects already searched add nothing new");
+	nm_search_more(&shared, copies, 1, &r);
+	CHECK_STR(describe(&a, &r, objs), more, "and so does a shared index");
 	arena_release(&a);
+	free(icopy.buf);
 	free(ilib.buf);
 	free(iother.buf);
 	free(iuser.buf);
