@@ -84,6 +84,10 @@ struct cxx_index {
 	 * symbol (2,656 searches, 343 symbols, on a serving stack's
 	 * --libraries) */
 	struct idmap same_name_hits;
+	/* a torch folder -> its struct torch_identity, or MAP_NO when it is no
+	 * torch (diagnose/verdict.c): identified once, however many failures
+	 * it explains; what it says depends on the folder's files alone */
+	struct strmap torch_ids;
 	size_t objects, symbols;	/* statistics */
 	/* A later check of the same files shares the index (what it holds
 	 * depends on the files alone) and starts a round: the per-object

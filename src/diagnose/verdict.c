@@ -295,6 +295,19 @@ static bool usable_elf(const struct object *o)
 	return o && o->kind == OBJ_ELF && o->elf_ok;
 }
 
+static struct cxx_index *index_of(struct conv *c)
+{
+	if (!c->ix) {
+		if (c->q->cxx) {
+			c->ix = c->q->cxx;
+		} else {
+			c->ix = arena_alloc(&c->s->arena, sizeof *c->ix);
+			cxx_index_init(c->ix, &c->s->arena);
+		}
+	}
+	return c->ix;
+}
+
 /* The installed torch: the caller's, else the one whose libraries are in
  * the graph, else a torch/ package in a directory above the target. */
 static const struct torch_identity *installed_torch(struct conv *c)
@@ -324,39 +337,24 @@ static const struct torch_identity *installed_torch(struct conv *c)
 		return NULL;
 	char norm[4096];
 	path_normalize(dir, norm, sizeof norm);
-	/* what the folder's files say: the same for every target that maps it
-	 * (a check identified libtorch's ABI once per failing module) */
-	struct strmap *ids = c->q->torch_ids;
-	if (ids) {
-		a = c->q->torch_ids_arena;
-		const void *known = strmap_get(ids, norm);
-		if (known) {
-			c->torch = known == MAP_NO ? NULL : known;
-			return c->torch;
-		}
+	/* what the folder's files say: the same for every target that maps it,
+	 * kept in the index the calls share (a check identified libtorch's ABI
+	 * once per failing module) */
+	struct cxx_index *ix = index_of(c);
+	const void *known = strmap_get(&ix->torch_ids, norm);
+	if (known) {
+		c->torch = known == MAP_NO ? NULL : known;
+		return c->torch;
 	}
+	a = ix->a;
 	dir = arena_strdup(a, norm);
 	struct torch_identity *t = arena_alloc(a, sizeof *t);
 	struct diag d;
 	diag_clear(&d);
 	if (torch_identify(a, &c->s->objs, dir, t, &d) == ST_OK)
 		c->torch = t;
-	if (ids)
-		strmap_put(a, ids, dir, c->torch ? (void *)c->torch : MAP_NO);
+	strmap_put(a, &ix->torch_ids, dir, c->torch ? (void *)c->torch : MAP_NO);
 	return c->torch;
-}
-
-static struct cxx_index *index_of(struct conv *c)
-{
-	if (!c->ix) {
-		if (c->q->cxx) {
-			c->ix = c->q->cxx;
-		} else {
-			c->ix = arena_alloc(&c->s->arena, sizeof *c->ix);
-			cxx_index_init(c->ix, &c->s->arena);
-		}
-	}
-	return c->ix;
 }
 
 static bool in_list(struct lmap *const *v, size_t n, const struct lmap *m)

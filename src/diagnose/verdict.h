@@ -37,12 +37,6 @@ struct why_request {
 	/* Optional, for callers that judge many targets in one scan: */
 	struct cxx_index *cxx;		/* export index to share; NULL: one per why_findings call */
 	const struct torch_identity *torch;	/* the installed torch; NULL: looked for near the target */
-	/* torch folder -> what torch_identify() said of it (struct torch_identity *,
-	 * or MAP_NO: not a torch), looked for once over the calls that share it;
-	 * NULL: each call identifies its own.  What it holds lives in
-	 * torch_ids_arena. */
-	struct strmap *torch_ids;
-	struct arena *torch_ids_arena;
 	const char *const *extra_providers;	/* more copies of libraries to compare with */
 	size_t nextra_providers;
 };

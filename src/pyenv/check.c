@@ -802,8 +802,6 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	q.target = io->path;
 	q.exe = p->main ? p->main->path : NULL;
 	q.cxx = x->ix;
-	q.torch_ids = x->torch_ids;
-	q.torch_ids_arena = x->ix->a;
 	size_t before = s->findings.list.n;
 	why_findings(s, &q, &wr);
 	size_t after = s->findings.list.n;
@@ -945,7 +943,6 @@ static void take_reads(struct check_ctx *x, const struct env_check *prev)
 	/* the exports of the same files: indexed once (a new round of budgets);
 	 * none when that check stopped before indexing anything */
 	x->ix = prev->ctx->ix;
-	x->torch_ids = prev->ctx->torch_ids;
 	if (x->ix)
 		cxx_index_new_round(x->ix);
 	if (prev->ctx->toolkit_read) {
@@ -969,7 +966,6 @@ static enum status prepare(struct check_ctx *x, const char *path, struct diag *d
 	if (!x->ix) {
 		cxx_index_init(&x->cxx, &s->arena);
 		x->ix = &x->cxx;
-		x->torch_ids = &x->torch_id;
 	}
 	cuda_ctx_init(&x->cuda, s, FATBIN_SCAN_REGISTERED);
 	prepare_gpu(x);

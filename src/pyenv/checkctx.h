@@ -28,10 +28,6 @@ struct check_ctx {
 	struct strmap pkg_missing;	/* "site/package" -> struct pkg_missing * (pyimport.h), read once */
 	struct cxx_index cxx;		/* exports indexed once for every explanation */
 	struct cxx_index *ix;		/* &cxx, or the one of the check of the same files */
-	/* torch folder -> its torch_identify() (why_request.torch_ids), in ix's
-	 * arena and shared with it: what the files say */
-	struct strmap torch_id;
-	struct strmap *torch_ids;
 	struct cuda_ctx cuda;		/* device code read once; the GPU target */
 	int import_fails;		/* the import-fails finding of `import torch`, or -1 */
 	struct strmap dup_by_meta;	/* metadata folder -> its duplicate-dist-info finding's index + 1 */
