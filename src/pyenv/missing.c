@@ -431,8 +431,9 @@ void check_two_majors(struct check_ctx *x, const struct dlopen_result *r, const 
 					;
 			for (size_t q = run_end; e[p].major && q < g_end; q++) {
 				if (npair == cap) {
-					pair = arena_grow(a, pair, 2 * npair, 2 * (cap ? cap * 2 : 8), sizeof *pair);
-					cap = cap ? cap * 2 : 8;
+					size_t grown = cap ? cap * 2 : 8;
+					pair = arena_grow(a, pair, 2 * npair, 2 * grown, sizeof *pair);
+					cap = grown;
 				}
 				pair[2 * npair] = MIN(e[p].index, e[q].index);
 				pair[2 * npair + 1] = MAX(e[p].index, e[q].index);
