@@ -10,6 +10,12 @@ run's time is taken as at least FLOOR seconds, so the noise of a very fast run
 cannot fail the test; size the inputs so the smaller run takes longer than
 the floor, or the test proves little (the line says so).
 
+CPU time is noisy on a shared machine (a CI run saw one run take twice the
+CPU of the same run here), so a ratio that fails is measured again: both
+inputs are run RETRIES more times, interleaved, and the least CPU each took is
+judged.  Noise only ever adds CPU, so the least is the nearest to the cost of
+the work; a superlinear reader fails every time.
+
 From a shell test:
     python3 tests/scale.py [--factor 5] [--floor 0.05] [--timeout 600] \\
         [--rc N] NAME SMALL LARGE -- CMD ARG... {} ...
@@ -29,6 +35,7 @@ import sys
 
 FACTOR = 5.0
 FLOOR = 0.05
+RETRIES = 2
 
 
 def run(argv, out=os.devnull, timeout=600):
@@ -100,7 +107,15 @@ def main():
         print(f"not ok - {a.name}: a run went past the {a.timeout:g} s guard "
               f"(CPU {runs[0][1]:.3f} s, {runs[1][1]:.3f} s)")
         return 1
-    ok &= judge(a.name, runs[0][1], runs[1][1], a.factor, a.floor)
+    small, large = runs[0][1], runs[1][1]
+    tries = 1
+    while large >= a.factor * max(small, a.floor) and tries <= RETRIES:
+        tries += 1
+        small = min(small, run([w.replace("{}", a.small) for w in cmd], os.devnull, a.timeout)[1])
+        large = min(large, run([w.replace("{}", a.large) for w in cmd], os.devnull, a.timeout)[1])
+    if tries > 1:
+        print(f"# {a.name}: measured {tries} times, the least CPU of each judged")
+    ok &= judge(a.name, small, large, a.factor, a.floor)
     return 0 if ok else 1
 
 
