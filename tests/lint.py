@@ -63,7 +63,7 @@ PRINT_RE = re.compile(r"\b(printf|fprintf|vfprintf|puts|fputs|putchar|perror|std
                       r"getenv|secure_getenv|environ)\b")
 DISK_RE = re.compile(r"\b(fopen|freopen|gzopen|gzdopen|opendir|fdopendir|stat|lstat|fstatat|"
                      r"zip_open|zip_source_file_create|open|openat|creat|readlink|readlinkat|access|faccessat|realpath|"
-                     r"scandir|nftw|ftw|glob)\s*\(")
+                     r"scandir|nftw|ftw|glob|mmap|munmap|mremap|madvise|posix_madvise|posix_fadvise|readahead)\s*\(")
 RAW_RE = re.compile(r"->data\s*\+|\.data\s*\+")
 ID_CALL_RE = re.compile(r"\b(finding_add|add)\s*\(([^;]*?)\)\s*;", re.S)
 ID_LITERAL_RE = re.compile(r'"([a-z0-9]+(?:-[a-z0-9]+)*)"')

@@ -731,10 +731,16 @@ static volatile sig_atomic_t faulted;
 static char fault_path[256];
 static volatile long page_size;	/* sysconf() is not async-signal-safe: read it before */
 
-static void live_add(const uint8_t *addr, size_t len, const char *path)
+static uintptr_t machine_page(void)
 {
 	if (!page_size)
 		page_size = sysconf(_SC_PAGESIZE);
+	return (uintptr_t)page_size;
+}
+
+static void live_add(const uint8_t *addr, size_t len, const char *path)
+{
+	(void)machine_page();	/* for fs_repair_fault, in a signal handler */
 	for (size_t i = 0; i < MAX_LIVE_MAPS; i++)
 		if (!live[i].addr) {
 			snprintf(live[i].path, sizeof live[i].path, "%s", path);
@@ -855,18 +861,40 @@ void fs_unmap(struct mapped_file *mf)
 	mf->len = 0;
 }
 
+bool fs_page_window(uintptr_t base, size_t map_len, size_t off, size_t len, uintptr_t page,
+		    bool outward, uintptr_t *start, uintptr_t *end)
+{
+	if (off >= map_len || !page || (page & (page - 1)))
+		return false;
+	len = MIN(len, map_len - off);
+	uintptr_t first = base + off, last = base + off + len;
+	if (outward) {
+		*start = first & ~(page - 1);
+		*end = last;	/* madvise() rounds the length up to a page */
+	} else {
+		*start = (first + page - 1) & ~(page - 1);
+		*end = off + len == map_len ? last : last & ~(page - 1);
+	}
+	return *end > *start;
+}
+
 void fs_forget(const struct mapped_file *mf, size_t off, size_t len)
 {
-	if (!mf->data || mf->borrowed || off >= mf->len)
+	uintptr_t start, end;
+	if (!mf->data || mf->borrowed ||
+	    !fs_page_window((uintptr_t)mf->data, mf->len, off, len, machine_page(), false, &start, &end))
 		return;
-	len = MIN(len, mf->len - off);
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t base = (uintptr_t)mf->data;	/* mmap() placed it on a page */
-	uintptr_t start = (base + off + page - 1) & ~(page - 1);
-	uintptr_t end = off + len == mf->len ? base + off + len : (base + off + len) & ~(page - 1);
 	/* a read-only private file mapping: its pages are the page cache's */
-	if (end > start)
-		(void)madvise((void *)start, end - start, MADV_DONTNEED);
+	(void)madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
+void fs_advise(const struct mapped_file *mf, size_t off, size_t len)
+{
+	uintptr_t start, end;
+	if (!mf->data || mf->borrowed ||
+	    !fs_page_window((uintptr_t)mf->data, mf->len, off, len, machine_page(), true, &start, &end))
+		return;
+	(void)madvise((void *)start, end - start, MADV_WILLNEED);
 }
 
 enum status fs_read_small(const struct fsview *fs, const char *path, size_t max, char **out,

@@ -144,6 +144,18 @@ void fs_unmap(struct mapped_file *mf);
  * set: they stay in the page cache, and a later read maps them again.
  * Nothing for a vfs node's bytes (anonymous memory: they would be lost). */
 void fs_forget(const struct mapped_file *mf, size_t off, size_t len);
+/* Tells the kernel that [off, off + len) of a mapping will be read soon, so
+ * that a cold page cache reads it ahead at once: every page the window
+ * touches, at this machine's page size (4 KiB on x86; 4, 16 or 64 KiB on
+ * aarch64, where a window rounded to 4 KiB is refused).  A hint: nothing
+ * else changes.  Nothing for a vfs node's bytes. */
+void fs_advise(const struct mapped_file *mf, size_t off, size_t len);
+/* The pages of `page` bytes that fs_advise (outward: every page the window
+ * touches) or fs_forget (inward: only whole pages, and the mapping's last
+ * page when the window reaches its end) act on, for [off, off + len) of a
+ * mapping of map_len bytes at base (on a page).  False when none is left. */
+bool fs_page_window(uintptr_t base, size_t map_len, size_t off, size_t len, uintptr_t page,
+		    bool outward, uintptr_t *start, uintptr_t *end);
 
 /*
  * A mapped file that shrinks while it is read makes the read fault

@@ -1,7 +1,6 @@
 #include "elf/object.h"
 
 #include <sys/auxv.h>
-#include <sys/mman.h>
 
 static uint16_t host_machine(void)
 {
@@ -104,10 +103,7 @@ static void advise_window(const struct object *o, struct bytes w)
 {
 	if (!w.len || w.data < o->map.data || w.data >= o->map.data + o->map.len)
 		return;
-	uintptr_t page = 4096;
-	uintptr_t start = (uintptr_t)w.data & ~(page - 1);
-	uintptr_t end = (uintptr_t)w.data + w.len;
-	(void)madvise((void *)start, end - start, MADV_WILLNEED);
+	fs_advise(&o->map, (size_t)((uintptr_t)w.data - (uintptr_t)o->map.data), w.len);
 }
 
 /* Pages of a window at least this large leave the resident set when it
@@ -257,10 +253,7 @@ static void forget_relocations(const struct object *o)
 
 void object_forget_all(const struct object *o)
 {
-	if (o->map.borrowed || !o->map.data || !o->map.len)
-		return;
-	/* the mapping starts on a page: mmap() placed it */
-	(void)madvise((void *)o->map.data, o->map.len, MADV_DONTNEED);
+	fs_forget(&o->map, 0, o->map.len);
 }
 
 void object_forget_names(struct object *o)

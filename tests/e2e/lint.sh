@@ -38,6 +38,8 @@ plant src/pyenv/dist.c 'static void *planted(const char *p) { return fopen(p, "r
 	"fopen outside core/fs.c"
 plant src/cli/cmd_gpu.c 'static int planted(const char *p) { struct stat st; return stat(p, &st); }' \
 	disk-access "stat outside core/fs.c, in the CLI too"
+plant src/elf/object.c 'static void planted(void *p) { (void)madvise(p, 4096, 0); }' disk-access \
+	"madvise of a mapping outside core/fs.c (its page size is fs.c's to know)"
 plant src/cuda/arch.c 'static int planted(const struct bytes *b) { return b->data + 1 != 0; }' raw-bytes \
 	"pointer arithmetic on mapped data outside core/bytes.c"
 plant src/loader/cpu.c '#include "pyenv/env.h"' layering "an include that points up (loader -> pyenv)"

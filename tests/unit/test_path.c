@@ -142,10 +142,38 @@ static void pseudo_below(void)
 	rmdir(dir);
 }
 
+/* The pages fs_advise and fs_forget hand to madvise(), which refuses an
+ * address off a page: on aarch64 a page is 4, 16 or 64 KiB. */
+static void page_windows(void)
+{
+	const uintptr_t base = (uintptr_t)0x7f0000000000;	/* on a 64 KiB page */
+	const uintptr_t k64 = 65536;
+	uintptr_t s = 0, e = 0;
+	bool ok = fs_page_window(base, 0x100000, 0x11000, 0x100, k64, true, &s, &e);
+	CHECK(ok, "advise: a window inside one 64 KiB page is advised");
+	CHECK_INT(s - base, 0x10000, "advise: starts on the 64 KiB page, not the 4 KiB one, which madvise refuses");
+	CHECK_INT(e - base, 0x11100, "advise: ends where the window does");
+	ok = fs_page_window(base, 0x5000, 0x1234, 0x100, 4096, true, &s, &e);
+	CHECK(ok && s - base == 0x1000 && e - base == 0x1334, "advise: 4 KiB pages on x86");
+	ok = fs_page_window(base, 0x5000, 0x1000, (size_t)-1, k64, true, &s, &e);
+	CHECK(ok && s == base && e - base == 0x5000, "advise: a window past the mapping ends with it");
+	CHECK(!fs_page_window(base, 0x5000, 0x5000, 1, k64, true, &s, &e), "advise: nothing past the mapping");
+	CHECK(!fs_page_window(base, 0x5000, 0, 1, 3000, true, &s, &e), "advise: nothing for a page size not a power of two");
+	ok = fs_page_window(base, 0x100000, 0x1000, 0x30000, k64, false, &s, &e);
+	CHECK(ok && s - base == 0x10000 && e - base == 0x30000, "forget: only the whole 64 KiB pages inside the window");
+	CHECK(!fs_page_window(base, 0x100000, 0x1000, 0x2000, k64, false, &s, &e),
+	      "forget: nothing of a window inside one page (its neighbours' bytes share it)");
+	ok = fs_page_window(base, 0x25000, 0x10000, 0x15000, k64, false, &s, &e);
+	CHECK(ok && s - base == 0x10000 && e - base == 0x25000, "forget: the mapping's last, partial page when the window reaches its end");
+	ok = fs_page_window(base, 0x25000, 0, 0x25000, k64, false, &s, &e);
+	CHECK(ok && s == base && e - base == 0x25000, "forget: a whole mapping");
+}
+
 int main(void)
 {
 	paths();
 	rooted();
 	pseudo_below();
+	page_windows();
 	return unit_done();
 }
