@@ -77,6 +77,8 @@ static void near_json(struct arena *a, struct finding *f, const struct nm_result
 		val_push(a, arr, o);
 	}
 	val_set(a, f->fields, "near", arr);
+	/* a cap cut the search short: there may be more, and better, ones */
+	val_set_bool(a, f->fields, "near_truncated", r->truncated);
 }
 
 /* "wanted:" and each close candidate with its differences. */

@@ -5,6 +5,7 @@
  * cxx_explain_undefined() adds to the finding:
  *   JSON  "cause" (nm_cause_name, null when unknown), "near": a list of
  *         {provider, symbol, demangled, version, diff, loaded, in_scope},
+ *         "near_truncated" (a cap cut the search: there may be more),
  *         "expected_provider" (path or null) with "expected_scope" and
  *         "expected_guess", "torch" ({installed, built_against_other})
  *         when the symbol belongs to the installed torch;

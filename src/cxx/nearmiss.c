@@ -65,6 +65,7 @@ struct work {
 	const struct nm_object *where;
 	size_t examined;
 	const char *must_contain;	/* a candidate's mangled name must spell this token */
+	size_t whole_name;		/* > 0: the prefix is the whole qualified name, this long */
 	const struct object *requester;	/* never a provider of its own symbol (nearmiss.h) */
 	const void *wanted;		/* the symbol's struct wanted, a key of the index's memories */
 	uint32_t gnu_hash, sysv_hash;	/* the symbol's, for every object's table */
@@ -172,6 +173,22 @@ static bool plausible_move(const struct cxx_sig *want, const struct cxx_sig *hav
 	return true;
 }
 
+/* Whether a candidate that matched a whole qualified name's prefix
+ * ("2ns1g") names that function.  In a nested name (_ZN...E) the name must
+ * end there ('E'), or go on with template arguments ('I') or an ABI tag
+ * ('B'); anything else is inside a class of the same name ("_ZN2ns1g2m0Ev":
+ * ns::g::m0), never an overload, and would spend the candidates' budget:
+ * 300 members of a struct ns::g hid the ns::g(long) the search was for.
+ * A name that is not nested ("_ZSt3fooi": std::foo) has its parameters
+ * next. */
+static bool same_function(const struct work *w, const struct cxx_export *e)
+{
+	if (!w->whole_name || e->body < 3 || !memchr(e->name + 2, 'N', e->body - 2))
+		return true;
+	char next = e->name[e->body + w->whole_name];
+	return next == 'E' || next == 'I' || next == 'B';
+}
+
 /* A candidate export against the wanted symbol: its cause (UNKNOWN: not
  * a near miss), demangled text and difference.  Counts it against the
  * object's NM_MAX_EXAMINE: false when the budget is spent (the search is
@@ -184,7 +201,7 @@ static bool weigh(struct work *w, const struct cxx_export *e, enum nm_cause *cau
 		return false;
 	if (str_eq(e->name, w->r->symbol))
 		return true;	/* the exact symbol is exact_in's business */
-	if (w->must_contain && !strstr(e->name, w->must_contain)) {
+	if ((w->must_contain && !strstr(e->name, w->must_contain)) || !same_function(w, e)) {
 		w->examined--;	/* filtered without demangling: not worth a slot */
 		return true;
 	}
@@ -313,6 +330,8 @@ static void same_name(struct work *w, const struct nm_object *objs, size_t nobjs
 	 * own identifier before demangling them. */
 	char token[512];
 	w->must_contain = NULL;
+	/* the whole qualified name of a function in a namespace or class */
+	w->whole_name = exact && !structor && r->want.npart >= 2 ? len : 0;
 	if (!exact && !structor) {
 		struct cxx_sig one = { 0 };
 		struct cxx_name_part part = { 0 };
@@ -331,6 +350,7 @@ static void same_name(struct work *w, const struct nm_object *objs, size_t nobjs
 		same_name_in(w, &objs[i], prefix, len);
 	}
 	w->must_contain = NULL;
+	w->whole_name = 0;
 }
 
 /* The same identifier in another namespace or class: every export that
