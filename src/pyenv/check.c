@@ -39,7 +39,7 @@ static const struct pkg_init *pkg_init_of(struct check_ctx *x, const struct inv_
 			strmap_put(&x->s->arena, &x->pkg_init, key, pi);	/* the same files: read once */
 	if (!pi) {
 		pi = arena_alloc(&x->s->arena, sizeof *pi);
-		pkg_init_read(x->s, io->site, io->package, pi);
+		pkg_init_read(x->s, &x->c->inv.dists, io->site, io->package, pi);
 		strmap_put(&x->s->arena, &x->pkg_init, key, pi);
 	}
 	return pi;
@@ -549,10 +549,23 @@ static const struct self_load *conditional_cure(struct check_ctx *x, struct proc
 	return first && loads_with(x, p, io, pi, NULL) ? first : NULL;
 }
 
+/* Whether the module's distribution requires the one that owns h (its
+ * Requires-Dist, for this interpreter): where a library whose path the
+ * package computes comes from (faiss-gpu-cu12 loads libcudart.so.12 of
+ * nvidia-cuda-runtime-cu12, found through importlib.metadata). */
+static bool required_by(struct check_ctx *x, const struct inv_obj *io, const struct inv_obj *h)
+{
+	if (!io->dist || !h->dist || h->dist == io->dist || !h->dist->norm)
+		return false;
+	struct marker_env me = { NULL, x->c->env.py_major, x->c->env.py_minor, NULL };
+	struct requirement r;
+	return dist_requirement_on(&x->s->arena, io->dist, h->dist->norm, &me, &r);
+}
+
 /* A load whose library abiscope cannot name could make the module load
  * when its first failure is one such a load cures: a library not found
- * that a file of the package provides, or (the load is RTLD_GLOBAL) an
- * undefined symbol. */
+ * that a file of the package or of a distribution it requires provides,
+ * or (the load is RTLD_GLOBAL) an undefined symbol. */
 static bool unnamed_could_cure(struct check_ctx *x, const struct inv_obj *io, const struct pkg_init *pi,
 			       const struct dlopen_result *r)
 {
@@ -565,9 +578,11 @@ static bool unnamed_could_cure(struct check_ctx *x, const struct inv_obj *io, co
 		return false;
 	const char *pkgdir = arena_printf(&x->s->arena, "%s/%s/", io->site, io->package);
 	const struct ptrvec *hits = inventory_find(&x->c->inv, f->name);
-	for (size_t i = 0; hits && i < hits->n; i++)
-		if (str_starts(((const struct inv_obj *)hits->item[i])->path, pkgdir))
+	for (size_t i = 0; hits && i < hits->n; i++) {
+		const struct inv_obj *h = hits->item[i];
+		if (str_starts(h->path, pkgdir) || required_by(x, io, h))
 			return true;
+	}
 	return false;
 }
 

@@ -1,6 +1,7 @@
 #include "pyenv/selfload.h"
 
 #include "core/hashmap.h"
+#include "pyenv/distpreload.h"
 
 #include <limits.h>
 
@@ -31,6 +32,7 @@ struct reader {
 	const char *site;
 	const char *package;
 	struct pkg_init *out;
+	const struct distset *dists;	/* the installed distributions, or NULL */
 	struct ptrvec seen;	/* files read */
 	/* memories that keep the reading linear in the sources' size, however
 	 * many lines call a load or a function: */
@@ -56,6 +58,7 @@ struct file_state {
 	const char *fn_name[MAX_FUNCS];
 	const char *fn_file[MAX_FUNCS];
 	size_t nfn;
+	int preload_list;	/* the file names a preload list (distpreload.h): 1, 0 not, -1 not asked */
 };
 
 /* The first needle in [p, e), or NULL: a search that stops at the end of
@@ -1202,6 +1205,37 @@ size_t py_module_imports(struct arena *a, const char *text, size_t len, const ch
 }
 
 /* One statement line the import runs (runs: 1, or -1 under cond). */
+/* A call into a function of the package that loads, RTLD_GLOBAL, a path it
+ * computes, in a file that reads a preload list and asks importlib.metadata
+ * for a distribution's files (faiss's loader.py, distpreload.h): each file
+ * of the list, in its order, is a load of the call (unnamed when not
+ * found).  The loop's `if os.getenv("_FAISS_WHEEL_DISABLE_..."): continue`,
+ * a switch for those who build faiss themselves, is taken as unset. */
+static bool preload_list(struct reader *r, struct file_state *fs, const struct line_at *at,
+			 const struct self_load *sl)
+{
+	if (fs->preload_list < 0)
+		fs->preload_list = r->dists && strstr(at->text, DIST_PRELOAD_FILE) && strstr(at->text, "distribution(");
+	if (!fs->preload_list)
+		return false;
+	struct dist_preload list[DIST_PRELOAD_MAX];
+	size_t n;
+	switch (dist_preloads(r->s, r->dists, at->dir, list, DIST_PRELOAD_MAX, &n)) {
+	case DIST_PRELOAD_ABSENT:
+		return true;	/* `if _CONFIG_PATH.exists()`: nothing is loaded */
+	case DIST_PRELOAD_UNREADABLE:
+		return false;	/* an unnamed load */
+	case DIST_PRELOAD_READ:
+		break;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct self_load e = *sl;
+		e.path = list[i].path;
+		keep_load(r, &e);
+	}
+	return true;
+}
+
 static void statement(struct reader *r, struct file_state *fs, const struct line_at *at, int depth, int runs,
 		      const struct block *cond)
 {
@@ -1288,10 +1322,16 @@ static void statement(struct reader *r, struct file_state *fs, const struct line
 			sl.caught_line = b->catch_line;
 		}
 	}
-	if (open)
+	if (followed && !sl.path && sl.global && preload_list(r, fs, at, &sl))
+		return;
+	/* Through a function, a library it computes is kept as an unnamed load
+	 * when RTLD_GLOBAL: a preload meant to serve the loads after it
+	 * (faiss's loader.py finds libcudart.so.12 in the RECORD of
+	 * nvidia-cuda-runtime-cu12).  Not otherwise: torchcodec's loop over
+	 * f"libtorchcodec_core{N}" loads its own operator libraries, whose
+	 * failure there the verdict already tells. */
+	if (open || sl.path || sl.global)
 		keep_load(r, &sl);
-	else if (sl.path)
-		add_load(r, &sl);	/* through a function: kept only when its library is named */
 }
 
 
@@ -1322,6 +1362,7 @@ static void read_module(struct reader *r, const char *path, int depth)
 	memset(&state, 0, sizeof state);
 	struct file_state *fs = &state;
 	fs->last.indent = -1;
+	fs->preload_list = -1;
 	int brackets = 0;
 	char triple = 0;
 	for (const char *ls = text; ls && *ls;) {
@@ -1367,11 +1408,12 @@ static void read_module(struct reader *r, const char *path, int depth)
 	free(text);
 }
 
-void pkg_init_read(struct scan *s, const char *site, const char *package, struct pkg_init *out)
+void pkg_init_read(struct scan *s, const struct distset *dists, const char *site, const char *package,
+		   struct pkg_init *out)
 {
 	memset(out, 0, sizeof *out);
 	if (!site || !package)
 		return;
-	struct reader r = { .s = s, .site = site, .package = package, .out = out };
+	struct reader r = { .s = s, .site = site, .package = package, .out = out, .dists = dists };
 	read_module(&r, arena_printf(&s->arena, "%s/%s/__init__.py", site, package), 0);
 }

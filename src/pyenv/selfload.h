@@ -19,8 +19,12 @@
  * the package ("libtorchaudio" -> lib/libtorchaudio.so; a module spec's
  * origin: `spec = finder.find_spec("_C")` ... load_library(spec.origin), as
  * xformers does).  A call into a function of the package is followed into
- * its body, where the same rules name the library.  torch's own loads are
- * not listed: `import torch` is replayed whole (importctx.h).
+ * its body, where the same rules name the library; one that computes an
+ * RTLD_GLOBAL library's path from a distribution's files and a preload list
+ * (faiss's loader.py) loads each file the list names (distpreload.h, from
+ * dists: NULL reads no list).  A followed call whose library stays unnamed
+ * is kept as unnamed only when RTLD_GLOBAL.  torch's own loads are not
+ * listed: `import torch` is replayed whole (importctx.h).
  *
  * A call inside an `if`/`elif`/`else`/`except` block runs only when its
  * condition holds.  Conditions abiscope can decide from the files are
@@ -40,7 +44,7 @@
 #ifndef ABISCOPE_PYENV_SELFLOAD_H
 #define ABISCOPE_PYENV_SELFLOAD_H
 
-#include "scan.h"
+#include "pyenv/dist.h"
 
 #define SELFLOAD_MAX_FILES 48
 #define SELFLOAD_MAX_TEXT (2u * 1024 * 1024)
@@ -122,6 +126,7 @@ size_t py_module_imports(struct arena *a, const char *text, size_t len, const ch
 
 /* Reads <site>/<package>/__init__.py and the modules of the package it
  * imports, into out (zeroed first). */
-void pkg_init_read(struct scan *s, const char *site, const char *package, struct pkg_init *out);
+void pkg_init_read(struct scan *s, const struct distset *dists, const char *site, const char *package,
+		   struct pkg_init *out);
 
 #endif
