@@ -29,12 +29,17 @@ struct plan {
 	const char *command;		/* one pasteable line (actions joined by " && ") */
 	const char *summary;		/* what it changes and why, one line */
 	struct ptrvec fixes;		/* const struct cause *: the causes it removes */
+	struct idmap fixed;		/* the same, by address (plan_removes) */
 	struct ptrvec remaining;	/* const struct cause *: the causes it leaves */
 	struct ptrvec remaining_why;	/* const char *: for each of remaining, why */
 	bool checked;			/* the verdict re-run with the change applied says so */
 	const char *check;		/* "checked by the model: ..." or what would remain */
 	bool guess;			/* a step of it rests on heuristics */
 };
+
+/* Adds c to the causes the plan removes (once); whether it removes c. */
+void plan_fixes_add(struct arena *ar, struct plan *p, const struct cause *c);
+bool plan_removes(const struct plan *p, const struct cause *c);
 
 struct advice {
 	struct scan *s;

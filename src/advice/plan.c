@@ -318,10 +318,17 @@ done:
 
 /* ---- actions ---- */
 
-static bool same_flags(const struct fix_action *x, const struct fix_action *y)
+void plan_fixes_add(struct arena *ar, struct plan *p, const struct cause *c)
 {
-	return x->kind == y->kind && x->no_deps == y->no_deps && x->force_reinstall == y->force_reinstall &&
-	       ((!x->index_url && !y->index_url) || (x->index_url && y->index_url && str_eq(x->index_url, y->index_url)));
+	if (idmap_get(&p->fixed, (uintptr_t)c, 0))
+		return;
+	idmap_put(ar, &p->fixed, (uintptr_t)c, 0, MAP_YES);
+	ptrvec_push(ar, &p->fixes, (void *)c);
+}
+
+bool plan_removes(const struct plan *p, const struct cause *c)
+{
+	return idmap_get(&p->fixed, (uintptr_t)c, 0) != NULL;
 }
 
 /* Adds x to the plan, one pip install for requirements that go together
@@ -341,20 +348,24 @@ static void plan_add(struct advice *a, const struct fix_action *x)
 			return;
 		strmap_put(ar, &ps->plan_items, key, MAP_YES);
 	}
-	/* the pip installs (by flags and index) and the system packages (by
-	 * manager) are few: one pass over them */
-	for (size_t i = 0; i < p->actions.n && !into; i++) {
-		struct fix_action *y = p->actions.item[i];
-		if ((x->kind == FIX_PIP_INSTALL && same_flags(x, y)) ||
-		    (x->kind == FIX_SYSTEM_PACKAGE && y->kind == x->kind && x->manager && y->manager &&
-		     str_eq(x->manager, y->manager)))
-			into = y;
-	}
+	/* one pip install per flags and index, one system install per manager:
+	 * found by a key, not a pass over the plan's actions (a plan can hold
+	 * thousands: one removal per stale metadata folder) */
+	const char *merge = NULL;
+	if (x->kind == FIX_PIP_INSTALL)
+		merge = arena_printf(ar, "pip\n%d %d\n%s%s", x->no_deps, x->force_reinstall, x->index_url ? "=" : "-",
+				     x->index_url ? x->index_url : "");
+	else if (x->kind == FIX_SYSTEM_PACKAGE && x->manager)
+		merge = arena_printf(ar, "system\n%s", x->manager);
+	if (merge)
+		into = strmap_get(&ps->plan_merge, merge);
 	if (!into) {
 		into = fix_action_new(ar, x->kind);
 		*into = *x;
 		memset(&into->items, 0, sizeof into->items);
 		ptrvec_push(ar, &p->actions, into);
+		if (merge)
+			strmap_put(ar, &ps->plan_merge, merge, into);
 	}
 	for (size_t k = 0; k < x->items.n; k++) {
 		const char *key = arena_printf(ar, "%p\n%s", (void *)into, (const char *)x->items.item[k]);
@@ -654,7 +665,7 @@ void plan_build(struct advice *a, const struct check_options *o, bool model_chec
 			continue;
 		bool own_path;
 		if (change && cause_in_fixed(ps, cand, c, &own_path)) {
-			ptrvec_push(ar, &p->fixes, c);
+			plan_fixes_add(ar, p, c);
 			ptrvec_push(ar, &ps->by_change, c);
 			ptrvec_push(ar, &c->actions, change);
 			for (size_t k = 0; own_path && k < c->lead->actions.n; k++) {
@@ -688,7 +699,7 @@ void plan_build(struct advice *a, const struct check_options *o, bool model_chec
 		}
 		for (size_t k = 0; k < c->actions.n; k++)
 			plan_add(a, c->actions.item[k]);
-		ptrvec_push(ar, &p->fixes, c);
+		plan_fixes_add(ar, p, c);
 	}
 	/* warnings keep their own actions, in the plan after the errors' (a stale folder named) */
 	for (size_t i = 0; i < a->cs->list.n; i++) {
@@ -701,7 +712,7 @@ void plan_build(struct advice *a, const struct check_options *o, bool model_chec
 			continue;
 		for (size_t k = 0; k < c->actions.n; k++)
 			plan_add(a, c->actions.item[k]);
-		ptrvec_push(ar, &p->fixes, c);
+		plan_fixes_add(ar, p, c);
 	}
 	for (size_t i = 0; i < p->actions.n; i++)
 		fix_action_finish(ar, p->actions.item[i]);

@@ -60,6 +60,7 @@ struct plan_state {
 	struct ptrvec by_change;	/* const struct cause *: the causes that change removes */
 	struct ptrvec strays;		/* struct fix_action *: the removals of copied files beside it */
 	struct strmap plan_items;	/* "action\nrequirement": what the plan's actions hold */
+	struct strmap plan_merge;	/* "pip\nflags\nindex", "system\nmanager": the action that takes more */
 };
 
 void plan_build(struct advice *a, const struct check_options *o, bool model_check);

@@ -201,11 +201,7 @@ static void print_env_detail(struct scan *s, const struct term *t, const struct 
 		if (str_eq(f->id, "import-fails")) {
 			fprintf(t->out, "%sFAILS%s  import torch\n", c_red(t), c_reset(t));
 			render_finding_roots(t, &s->findings, i, i + 1, verbose);
-			for (size_t k = 0; k < s->findings.list.n; k++) {
-				const struct finding *g = s->findings.list.item[k];
-				if (g->caused_by == f->index)
-					render_finding_tree(t, &s->findings, 0, s->findings.list.n, g, 1, verbose);
-			}
+			render_finding_children(t, &s->findings, 0, s->findings.list.n, f, 1, verbose);
 			fputc('\n', t->out);
 		}
 	}

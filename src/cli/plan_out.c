@@ -114,18 +114,25 @@ void render_plan_json(struct jw *w, const struct plan *p, const struct causes *l
 	jw_obj_end(w);
 }
 
-/* Is c (a cause of one run) also a cause of list: the same key, or the same finding said the same way? */
-static bool listed_in(const struct causes *list, const struct cause *c)
+/* The causes of list by what their lead finding says ("id\ntitle"), for
+ * listed_in: one map per rendering, not a pass over list per cause. */
+static struct strmap *said_in(struct arena *a, const struct causes *list)
 {
-	if (causes_find(list, c->key))
-		return true;
+	struct strmap *m = arena_calloc(a, 1, sizeof *m);
 	for (size_t i = 0; i < list->list.n; i++) {
 		const struct cause *x = list->list.item[i];
-		if (str_eq(x->lead->id, c->lead->id) && x->lead->title && c->lead->title &&
-		    str_eq(x->lead->title, c->lead->title))
-			return true;
+		if (x->lead->title)
+			strmap_put(a, m, arena_printf(a, "%s\n%s", x->lead->id, x->lead->title), MAP_YES);
 	}
-	return false;
+	return m;
+}
+
+/* Is c (a cause of one run) also a cause of list: the same key, or the same finding said the same way
+ * (said: said_in(list))? */
+static bool listed_in(struct arena *a, const struct causes *list, const struct strmap *said, const struct cause *c)
+{
+	return causes_find(list, c->key) ||
+	       (c->lead->title && strmap_get(said, arena_printf(a, "%s\n%s", c->lead->id, c->lead->title)));
 }
 
 /* A cause the plan's change removes: advice sets its fix to that change;
@@ -137,17 +144,13 @@ static bool removed_by_change(const struct plan *p, const struct cause *c)
 		return false;
 	if (c->fix)
 		return true;
-	if (c->severity != SEV_WARNING || !c->actions.n)
-		return false;
-	for (size_t i = 0; i < p->fixes.n; i++)
-		if (p->fixes.item[i] == c)
-			return true;
-	return false;
+	return c->severity == SEV_WARNING && c->actions.n && plan_removes(p, c);
 }
 
 void render_check_causes(const struct term *t, struct arena *a, const struct check_causes_view *v)
 {
 	size_t nerr = 0, nwarn = 0, nnote = 0, nhere = 0;
+	const struct strmap *said = v->here && v->here->list.n ? said_in(a, v->shown) : NULL;
 	for (size_t i = 0; i < v->shown->list.n; i++) {
 		const struct cause *c = v->shown->list.item[i];
 		if (c->driver)
@@ -158,7 +161,7 @@ void render_check_causes(const struct term *t, struct arena *a, const struct che
 	}
 	for (size_t i = 0; v->here && i < v->here->list.n; i++) {
 		const struct cause *c = v->here->list.item[i];
-		nhere += !c->driver && c->severity != SEV_NOTE && !listed_in(v->shown, c);
+		nhere += !c->driver && c->severity != SEV_NOTE && !listed_in(a, v->shown, said, c);
 	}
 	int n = 0;
 	if (nerr)
@@ -201,7 +204,7 @@ void render_check_causes(const struct term *t, struct arena *a, const struct che
 	fprintf(t->out, "%sfound here only%s (this machine, without the driver)\n", c_bold(t), c_reset(t));
 	for (size_t i = 0; i < v->here->list.n; i++) {
 		const struct cause *c = v->here->list.item[i];
-		if (!c->driver && c->severity != SEV_NOTE && !listed_in(v->shown, c))
+		if (!c->driver && c->severity != SEV_NOTE && !listed_in(a, v->shown, said, c))
 			render_cause_text_in_plan(t, a, c, ++n, v->verbose, NULL, 2);
 	}
 }

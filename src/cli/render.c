@@ -184,8 +184,59 @@ void render_findings_json(struct jw *w, const struct findings *fl)
 	jw_arr_end(w);
 }
 
-void render_finding_tree(const struct term *t, const struct findings *fl, size_t first, size_t end,
-			       const struct finding *f, int depth, bool verbose)
+/*
+ * What each finding of [first, end) causes, in order, built once per
+ * rendering: head[p - first] is 1 + the first finding caused by p, next[i -
+ * first] 1 + the one after i.  A finding looked for its children in the
+ * whole range, once per finding: thousands of stale metadata folders, each
+ * a root, made `check -v` quadratic.  Without memory: the pass per finding.
+ */
+struct kids {
+	size_t first, end;
+	size_t *head, *next;
+};
+
+static void kids_build(struct kids *k, const struct findings *fl, size_t first, size_t end)
+{
+	k->first = first;
+	k->end = end;
+	k->head = end > first ? calloc(end - first, sizeof *k->head) : NULL;
+	k->next = end > first ? calloc(end - first, sizeof *k->next) : NULL;
+	if (!k->head || !k->next) {
+		free(k->head);
+		free(k->next);
+		k->head = k->next = NULL;
+		return;
+	}
+	for (size_t i = end; i-- > first;) {
+		int p = ((const struct finding *)fl->list.item[i])->caused_by;
+		if (p < (int)first || p >= (int)end)
+			continue;
+		k->next[i - first] = k->head[(size_t)p - first];
+		k->head[(size_t)p - first] = i + 1;
+	}
+}
+
+static void kids_free(struct kids *k)
+{
+	free(k->head);
+	free(k->next);
+}
+
+/* The next finding of the range that f causes after the one at 1 + at (0: the first), as 1 + its index; 0: none. */
+static size_t kid_after(const struct kids *k, const struct findings *fl, const struct finding *f, size_t at)
+{
+	bool inside = f->index >= (int)k->first && f->index < (int)k->end;
+	if (k->head && inside)
+		return at ? k->next[at - 1 - k->first] : k->head[(size_t)f->index - k->first];
+	for (size_t i = at ? at : k->first; i < k->end; i++)
+		if (((const struct finding *)fl->list.item[i])->caused_by == f->index)
+			return i + 1;
+	return 0;
+}
+
+static void tree(const struct term *t, const struct findings *fl, const struct kids *k, const struct finding *f,
+		 int depth, bool verbose)
 {
 	const char *pad = depth == 0 ? "      " : depth == 1 ? "          " : "              ";
 	const char *col = f->severity == SEV_ERROR ? c_red(t) : f->severity == SEV_WARNING ? c_yellow(t) : c_cyan(t);
@@ -199,31 +250,50 @@ void render_finding_tree(const struct term *t, const struct findings *fl, size_t
 	if (depth >= 2)
 		return;
 	size_t shown = 0, more = 0;
-	for (size_t i = first; i < end; i++) {
-		const struct finding *g = fl->list.item[i];
-		if (g->caused_by != f->index)
-			continue;
+	for (size_t at = kid_after(k, fl, f, 0); at; at = kid_after(k, fl, f, at)) {
 		if (!verbose && shown >= 3) {
 			more++;
 			continue;
 		}
-		render_finding_tree(t, fl, first, end, g, depth + 1, verbose);
+		tree(t, fl, k, fl->list.item[at - 1], depth + 1, verbose);
 		shown++;
 	}
 	if (more)
 		fprintf(t->out, "%s    ... and %zu more caused by this (-v shows them)\n", pad, more);
 }
 
+void render_finding_tree(const struct term *t, const struct findings *fl, size_t first, size_t end,
+			 const struct finding *f, int depth, bool verbose)
+{
+	struct kids k;
+	kids_build(&k, fl, first, end);
+	tree(t, fl, &k, f, depth, verbose);
+	kids_free(&k);
+}
+
+void render_finding_children(const struct term *t, const struct findings *fl, size_t first, size_t end,
+			     const struct finding *f, int depth, bool verbose)
+{
+	struct kids k;
+	kids_build(&k, fl, first, end);
+	for (size_t at = kid_after(&k, fl, f, 0); at; at = kid_after(&k, fl, f, at))
+		tree(t, fl, &k, fl->list.item[at - 1], depth, verbose);
+	kids_free(&k);
+}
+
 /* The findings of [first, end) whose cause is outside the range or absent. */
 void render_finding_roots(const struct term *t, const struct findings *fl, size_t first, size_t end, bool verbose)
 {
+	struct kids k;
+	kids_build(&k, fl, first, end);
 	for (size_t i = first; i < end; i++) {
 		const struct finding *f = fl->list.item[i];
 		if (f->caused_by >= (int)first && f->caused_by < (int)end)
 			continue;
 		if (!verbose && f->severity == SEV_NOTE)
 			continue;
-		render_finding_tree(t, fl, first, end, f, 0, verbose);
+		tree(t, fl, &k, f, 0, verbose);
 	}
+	kids_free(&k);
 }
 

@@ -42,6 +42,9 @@ void render_finding_roots(const struct term *t, const struct findings *fl, size_
 			  bool verbose);
 void render_finding_tree(const struct term *t, const struct findings *fl, size_t first, size_t end,
 			 const struct finding *f, int depth, bool verbose);
+/* Every finding of [first, end) that f causes, each as a tree at depth. */
+void render_finding_children(const struct term *t, const struct findings *fl, size_t first, size_t end,
+			     const struct finding *f, int depth, bool verbose);
 
 /* One finding object (used by commands that group findings themselves). */
 void render_finding_json(struct jw *w, const struct finding *f);

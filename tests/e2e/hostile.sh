@@ -237,6 +237,7 @@ with open(sys.argv[1], "w") as o: rc = subprocess.call(sys.argv[2:], stdout=o, s
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(rc, "%.3f" % (r.ru_utime + r.ru_stime))' "$@"
 }
+least() { python3 -c 'import sys; print(min(float(a) for a in sys.argv[1:]))' "$@"; }
 mkdir -p "$FX/fatbin"
 for n in 25000 100000; do
 	python3 - "$FX/fatbin/blob$n" $n <<'PY'
@@ -259,6 +260,12 @@ rc1=$1 t1=$2
 set -- $(cpu "$FX/fatbin/out.txt" timeout 600 $ABISCOPE cuda -v --color never "$FX/fatbin/libcand100000.so")
 rc4=$1 t4=$2
 expect_eq "$rc1 $rc4" "0 0" "cuda of 25,000 and 100,000 overlapping fatbin candidates: exit 0"
+for again in 1 2; do
+	python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if b < 8 * max(a, 0.05) else 1)' \
+		"$t1" "$t4" && break
+	t1=$(least "$t1" "$(cpu "$FX/fatbin/out25000.txt" timeout 600 $ABISCOPE cuda -v --color never "$FX/fatbin/libcand25000.so" | cut -d' ' -f2)")
+	t4=$(least "$t4" "$(cpu "$FX/fatbin/out.txt" timeout 600 $ABISCOPE cuda -v --color never "$FX/fatbin/libcand100000.so" | cut -d' ' -f2)")
+done
 if python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if b < 8 * max(a, 0.05) else 1)' "$t1" "$t4"; then
 	pass "4x the fatbin candidates costs under 8x the CPU, not 16x (${t1} s, ${t4} s)"
 else
@@ -469,6 +476,14 @@ rc4000=$1 t4000=$2
 expect_eq "$rc500 $rc4000" "0 0" "why of a 500- and a 4,000-deep chain: both load"
 expect_eq "$(python3 -c 'import json,sys; print(sum(1 for o in json.load(open(sys.argv[1]))["objects"] if "/c4000/" in o["path"]))' "$FX/chain/4000.json" 2>&1)" 4001 \
 	"why of the 4,000-deep chain: every object of it is loaded"
+# a failed ratio is measured twice more and the least CPU of each judged, as
+# tests/scale.py does (CPU time on a busy machine only gains noise)
+for again in 1 2; do
+	python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if b < 20 * max(a, 0.01) else 1)' \
+		"$t500" "$t4000" && break
+	t500=$(least "$t500" "$(cpu "$FX/chain/500.json" $ABISCOPE why --json "$FX/chain/c500/libq00000.so" | cut -d' ' -f2)")
+	t4000=$(least "$t4000" "$(cpu "$FX/chain/4000.json" $ABISCOPE why --json "$FX/chain/c4000/libq00000.so" | cut -d' ' -f2)")
+done
 if python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if b < 20 * max(a, 0.01) else 1)' "$t500" "$t4000"; then
 	pass "8x the chain costs about 8x the CPU, not 64x (${t500} s, ${t4000} s)"
 else

@@ -79,6 +79,10 @@ for n in 2500 10000; do
 done
 scale --rc 0 "check: 2,500 and 10,000 distributions (each with a RECORD that does not match)" \
 	"$FX/dists2500" "$FX/dists10000" -- $ABISCOPE check {}
+# -v renders each one's finding tree too (each root looked for its children
+# in every finding of the environment: 4.7x here before, 3.6x after)
+scale --rc 0 "check -v: 2,500 and 10,000 distributions (each with a RECORD that does not match)" \
+	"$FX/dists2500" "$FX/dists10000" -- $ABISCOPE check -v {}
 rm -rf "$FX/dists2500" "$FX/dists10000"
 for n in 500 2000; do
 	minimal_env "$FX/same$n"
