@@ -54,6 +54,10 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
+# One scratch folder, made here: the probes run in subshells ($(probe ...),
+# a pipeline's loop), where one they made was lost to this cleanup and left
+# in /tmp, one per run (a thousand on a build machine).
+tmp=$(mktemp -d) || exit 1
 
 # Lines of the list for the given kinds: "PACKAGE PROBE..."
 entries() {
