@@ -491,7 +491,7 @@ static void judge_gpu(struct check_ctx *x, struct inv_obj *io, struct module_ver
  * only `only` when it is not NULL). */
 static const char *self_loads(struct check_ctx *x, struct process *p, const struct inv_obj *io,
 			      const struct pkg_init *pi, const char *why, bool conditional,
-			      const struct self_load *only)
+			      const struct self_load *only, const struct self_load **raised, const char **raised_err)
 {
 	if (!pi)
 		return why;
@@ -505,6 +505,11 @@ static const char *self_loads(struct check_ctx *x, struct process *p, const stru
 		proc_dlopen(p, sl->path, sl->global, &dr);
 		if (!dr.ok && sl->caught)
 			continue;	/* caught: the import goes on without it */
+		if (!dr.ok && sl->list_dist && raised) {
+			/* a preload list's file: the loader raises, no module of the package imports */
+			*raised = sl;
+			*raised_err = dr.dlerror;
+		}
 		if (!dr.ok)
 			break;
 		if (!sl->condition)
@@ -521,7 +526,7 @@ static bool loads_with(struct check_ctx *x, struct process *p, const struct inv_
 {
 	struct proc_mark mark;
 	proc_mark_save(p, &mark);
-	self_loads(x, p, io, pi, NULL, true, only);
+	self_loads(x, p, io, pi, NULL, true, only, NULL, NULL);
 	struct dlopen_result r;
 	proc_dlopen(p, io->path, false, &r);
 	proc_rewind(p, &mark, &r);
@@ -715,6 +720,46 @@ static bool torch_would_mend(struct check_ctx *x, const struct finding *f)
 	return false;
 }
 
+/* `import PKG` stops at its preload list (selfload.h): an entry whose file
+ * its distribution does not have, or (dlerror) one that does not load;
+ * every module of the package is lost.  Or it may: a list abiscope cannot
+ * read makes every module cannot tell. */
+static void list_stops_import(struct check_ctx *x, struct module_verdict *v, const struct inv_obj *io,
+			      const struct pkg_init *pi, const struct self_load *sl, const char *dlerror)
+{
+	struct scan *s = x->s;
+	struct arena *a = &s->arena;
+	const char *mod = io->module ? io->module : path_basename(io->path);
+	const char *what = dlerror ? arena_printf(a, "the list names %s of %s, which does not load: %s",
+						  path_basename(sl->path), sl->list_dist, dlerror)
+				   : pi->list_why;
+	struct finding *f;
+	if (dlerror || pi->list_certain) {
+		f = finding_add(&s->findings, "preload-fails", SEV_ERROR, io->path);
+		finding_title(&s->findings, f, "import %s fails at %s:%d, before %s: %s", io->package, sl->file, sl->line,
+			      path_basename(io->path), what);
+		finding_line(&s->findings, f, "the package's loader preloads (RTLD_GLOBAL) each file its list names, "
+			     "from that distribution's RECORD, and raises when one is not there or does not load");
+		v->state = V_FAILS;
+		v->dlerror = arena_printf(a, "`import %s` raises at %s:%d (%s)", io->package, sl->file, sl->line, what);
+	} else {
+		f = finding_add(&s->findings, "depends-on-self-load", SEV_WARNING, io->path);
+		finding_title(&s->findings, f, "cannot tell whether %s imports: `import %s` preloads libraries by a "
+			      "list (%s:%d), and %s", mod, io->package, sl->file, sl->line, what);
+		finding_fix(&s->findings, f, "settle it with a real import in the environment: python -c 'import %s'",
+			    mod);
+		v->state = V_CANNOT_TELL;
+		v->depends_on = sl;
+	}
+	check_set_fields(s, f, io);
+	val_set_str(a, f->fields, "file", sl->file);
+	val_set_int(a, f->fields, "line", sl->line);
+	val_set_str(a, f->fields, "loads", sl->path);
+	val_set_str(a, f->fields, "preloads_from", sl->list_dist);
+	val_set_str(a, f->fields, "error", dlerror);
+	v->finding_end = s->findings.list.n;
+}
+
 static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict *v)
 {
 	struct scan *s = x->s;
@@ -758,6 +803,10 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 	}
 	if (io->is_extension && pi && module_missing(x, v, io, pi))
 		return;
+	if (io->is_extension && pi && pi->list_problem) {
+		list_stops_import(x, v, io, pi, pi->list_problem, NULL);
+		return;
+	}
 	struct process *p = &x->base;
 	const char *why = NULL;
 	bool own_first = pi && pi->torch == PKG_OWN_FIRST;
@@ -788,7 +837,14 @@ static void judge(struct check_ctx *x, struct inv_obj *io, struct module_verdict
 			    ((why && !x->torch_ok) || !x->c->torch.found);
 	struct proc_mark mark;
 	proc_mark_save(p, &mark);
-	why = self_loads(x, p, io, pi, why, false, NULL);
+	const struct self_load *raised = NULL;
+	const char *raised_err = NULL;
+	why = self_loads(x, p, io, pi, why, false, NULL, &raised, &raised_err);
+	if (raised) {
+		proc_rewind(p, &mark, NULL);
+		list_stops_import(x, v, io, pi, raised, raised_err ? raised_err : "the load fails");
+		return;
+	}
 	struct why_result wr;
 	memset(&wr, 0, sizeof wr);
 	size_t assumed_before = p->assumed.n;

@@ -37,8 +37,10 @@ enum dist_preload_list dist_preloads(struct scan *s, const struct distset *ds, c
 	json_t *list = json_object_get(root, "preload-library");
 	if (!json_is_array(list))
 		goto out;
+	if (json_array_size(list) > max || json_array_size(list) > DIST_PRELOAD_MAX)
+		goto out;	/* entries past the cap: what they do is not known */
 	got = DIST_PRELOAD_READ;
-	for (size_t i = 0; i < json_array_size(list) && *n < max && *n < DIST_PRELOAD_MAX; i++) {
+	for (size_t i = 0; i < json_array_size(list); i++) {
 		json_t *e = json_array_get(list, i);
 		const char *package = json_string_value(json_object_get(e, "package"));
 		const char *library = json_string_value(json_object_get(e, "library"));
@@ -49,6 +51,7 @@ enum dist_preload_list dist_preloads(struct scan *s, const struct distset *ds, c
 		const struct dist *owner = strmap_get(&ds->by_norm, dist_normalize(&s->arena, package));
 		out[*n].package = arena_strdup(&s->arena, package);
 		out[*n].library = arena_strdup(&s->arena, library);
+		out[*n].installed = owner != NULL;
 		out[*n].path = owner && *library && !strchr(library, '/') ? recorded_file(s, owner, library) : NULL;
 		(*n)++;
 	}

@@ -14,9 +14,10 @@
  * among the installed distributions; an entry's path is NULL when its
  * distribution is not installed or records no such file (the import then
  * raises).  At most DIST_PRELOAD_MAX entries, from a file of at most
- * DIST_PRELOAD_TEXT bytes.  It says whether there is no list (the loader
- * then loads nothing: `if _CONFIG_PATH.exists()`), a list it could not
- * read (too large, not JSON: the import would raise, or not), or a list.
+ * DIST_PRELOAD_TEXT bytes (a longer list is one it could not read).  It
+ * says whether there is no list (the loader then loads nothing: `if
+ * _CONFIG_PATH.exists()`), a list it could not read (too large, not JSON,
+ * an entry without both names: the import would raise, or not), or a list.
  * Strings live in the scan's arena.
  */
 #ifndef ABISCOPE_PYENV_DISTPRELOAD_H
@@ -32,6 +33,7 @@ struct dist_preload {
 	const char *package;	/* the distribution, as the list writes it */
 	const char *library;	/* the file name looked for in its RECORD */
 	const char *path;	/* the file found, or NULL */
+	bool installed;		/* the distribution is */
 };
 
 enum dist_preload_list { DIST_PRELOAD_ABSENT, DIST_PRELOAD_UNREADABLE, DIST_PRELOAD_READ };

@@ -1220,17 +1220,46 @@ static bool preload_list(struct reader *r, struct file_state *fs, const struct l
 		return false;
 	struct dist_preload list[DIST_PRELOAD_MAX];
 	size_t n;
+	struct pkg_init *o = r->out;
 	switch (dist_preloads(r->s, r->dists, at->dir, list, DIST_PRELOAD_MAX, &n)) {
 	case DIST_PRELOAD_ABSENT:
 		return true;	/* `if _CONFIG_PATH.exists()`: nothing is loaded */
 	case DIST_PRELOAD_UNREADABLE:
-		return false;	/* an unnamed load */
+		if (!o->list_problem) {
+			o->list_problem = arena_alloc(&r->s->arena, sizeof *o->list_problem);
+			*o->list_problem = *sl;
+			o->list_why = arena_printf(&r->s->arena, "abiscope cannot read the list %s/%s (at most %u "
+						   "entries of a package and a library name each, in %u bytes of JSON)",
+						   rel(r, at->dir), DIST_PRELOAD_FILE, DIST_PRELOAD_MAX,
+						   DIST_PRELOAD_TEXT);
+		}
+		return true;
 	case DIST_PRELOAD_READ:
 		break;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct self_load e = *sl;
 		e.path = list[i].path;
+		e.list_dist = list[i].package;
+		if (!e.path && e.caught)
+			continue;	/* a try around the call: the loop goes on */
+		if (!e.path) {
+			/* the loader looks in the distribution's files and raises
+			 * (PackageNotFoundError, FileNotFoundError) before any
+			 * later entry: the import stops there */
+			if (!o->list_problem) {
+				o->list_problem = arena_alloc(&r->s->arena, sizeof *o->list_problem);
+				*o->list_problem = e;
+				o->list_certain = true;
+				o->list_why = list[i].installed
+					? arena_printf(&r->s->arena, "%s/%s names %s of %s, whose RECORD lists no file of "
+						       "that name", rel(r, at->dir), DIST_PRELOAD_FILE, list[i].library,
+						       list[i].package)
+					: arena_printf(&r->s->arena, "%s/%s names %s of %s, which is not installed",
+						       rel(r, at->dir), DIST_PRELOAD_FILE, list[i].library, list[i].package);
+			}
+			break;
+		}
 		keep_load(r, &e);
 	}
 	return true;

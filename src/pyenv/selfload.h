@@ -74,6 +74,9 @@ struct self_load {
 	const char *caught_file;	/* that except clause (one line), where it is and its line */
 	const char *caught_by;
 	int caught_line;
+	/* a preload list's entry (distpreload.h): the distribution it names,
+	 * or NULL for any other load */
+	const char *list_dist;
 };
 
 /* An absolute import the import of a package runs for sure: outside any
@@ -101,6 +104,15 @@ struct pkg_init {
 	struct self_load *loads;	/* named ones, in the order the import runs them */
 	size_t nloads;
 	struct self_load *unnamed;	/* the first load call whose library could not be named, or NULL */
+	/* the package's preload list (distpreload.h) stops `import PKG` short,
+	 * or may: an entry whose file its distribution does not have (the
+	 * loader raises: list_certain), or a list abiscope cannot read (too
+	 * large, not the JSON it expects: list_certain false); list_why says
+	 * which, file and line are the call's.  NULL: no such list, or it
+	 * names only files that are there. */
+	struct self_load *list_problem;
+	const char *list_why;
+	bool list_certain;
 	/* the first line the import runs that registers for an operator of the
 	 * package by name (torchvision 0.24-0.29's module-level
 	 * `@torch.library.register_fake("torchvision::nms")`): where the

@@ -8,8 +8,13 @@
 #   1. the list names the file: the import works (a false failure before:
 #      the library of a loop's call into a function was left unnamed);
 #   2. the list names a file the RECORD lacks: the loader raises, and
-#      abiscope must not say the module imports;
-#   3. no list: the module fails to import, and abiscope says so.
+#      the module fails (preload-fails);
+#   3. no list: the module fails to import, and abiscope says so;
+#   4. a good entry, then a second the import cannot preload: a
+#      distribution not installed, a file the RECORD lacks, a file the
+#      RECORD lists that is not there: each fails (a false "imports" once:
+#      the first entry is all the module needs);
+#   5. 33 entries, one more than abiscope reads: cannot tell, never imports.
 . "$(dirname "$0")/lib.sh"
 fixture_dir dist_preload
 python_venv "$FX/env"
@@ -62,9 +67,15 @@ for target in preload_targets:
 
 from . import _ext  # noqa: E402
 EOF
+# list LIBRARY [PACKAGE LIBRARY]...: the list, fake-runtime's LIBRARY first
 list() {
-	printf '{"preload-library": [{"group": "cuda", "package": "fake-runtime", "library": "%s"}]}\n' "$1" \
-		>"$SP/fpkg/_preload_library.json"
+	python3 - "$SP/fpkg/_preload_library.json" fake-runtime "$@" <<'PY'
+import json, sys
+a = sys.argv[2:]
+pairs = zip(a[0::2], a[1::2])
+json.dump({"preload-library": [{"group": "cuda", "package": p, "library": l} for p, l in pairs]},
+          open(sys.argv[1], "w"))
+PY
 }
 # the real import, and abiscope's status of fpkg._ext
 real() { (cd /tmp && "$V/bin/python" -c 'import fpkg' >/dev/null 2>&1 && echo imports || echo fails); }
@@ -81,8 +92,27 @@ expect_eq "$(jq_py '[m["status"] for e in j["environments"] for d in e["distribu
 
 list libnothere.so.1
 expect_eq "$(real)" fails "2. the real import fails: the RECORD has no libnothere.so.1"
-got=$(ours)
-expect_not_contains "$got" "'ok'" "2. abiscope does not say fpkg._ext imports (got $got)"
+expect_eq "$(ours)" "['fails']" "2. abiscope: fpkg._ext fails"
+$ABISCOPE check --json "$V" >"$FX/2.json" 2>&1
+expect_eq "$(jq_py '[(f["id"], f["preloads_from"], f["line"]) for f in j["findings"] if f.get("module") == "fpkg._ext"]' <"$FX/2.json" 2>&1)" \
+	"[('preload-fails', 'fake-runtime', 32)]" "2. one preload-fails finding, at loader.py:32 (the call), naming fake-runtime"
+
+list libfakert.so.1 not-installed libx.so.1
+expect_eq "$(real)" fails "4a. the real import fails: the second entry's distribution is not installed"
+expect_eq "$(ours)" "['fails']" "4a. abiscope: fpkg._ext fails"
+list libfakert.so.1 fake-runtime libnothere.so.1
+expect_eq "$(real)" fails "4b. the real import fails: the second entry's file is not in the RECORD"
+expect_eq "$(ours)" "['fails']" "4b. abiscope: fpkg._ext fails"
+printf 'fake_runtime/lib/libgone.so.1,,\n' >>"$SP/fake_runtime-1.0.dist-info/RECORD"
+list libfakert.so.1 fake-runtime libgone.so.1
+expect_eq "$(real)" fails "4c. the real import fails: the second entry's file is in the RECORD, not on disk"
+expect_eq "$(ours)" "['fails']" "4c. abiscope: fpkg._ext fails"
+
+set -- libfakert.so.1
+for i in $(seq 32); do set -- "$@" fake-runtime libfakert.so.1; done
+list "$@"
+expect_eq "$(real)" imports "5. the real import works with 33 entries"
+expect_eq "$(ours)" "['cannot-tell']" "5. abiscope reads at most 32: cannot tell"
 
 rm "$SP/fpkg/_preload_library.json"
 expect_eq "$(real)" fails "3. the real import fails without the list"

@@ -237,7 +237,9 @@ with open(sys.argv[1], "w") as o: rc = subprocess.call(sys.argv[2:], stdout=o, s
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(rc, "%.3f" % (r.ru_utime + r.ru_stime))' "$@"
 }
-least() { python3 -c 'import sys; print(min(float(a) for a in sys.argv[1:]))' "$@"; }
+# least T "RC CPU": the least CPU of T and a retry's, the retry counted only
+# when it exited 0 (one killed early used less CPU for less work)
+least() { python3 -c 'import sys; t, (rc, c) = float(sys.argv[1]), sys.argv[2].split(); print(min(t, float(c)) if rc == "0" else t)' "$@"; }
 mkdir -p "$FX/fatbin"
 for n in 25000 100000; do
 	python3 - "$FX/fatbin/blob$n" $n <<'PY'
@@ -263,8 +265,8 @@ expect_eq "$rc1 $rc4" "0 0" "cuda of 25,000 and 100,000 overlapping fatbin candi
 for again in 1 2; do
 	python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if b < 8 * max(a, 0.05) else 1)' \
 		"$t1" "$t4" && break
-	t1=$(least "$t1" "$(cpu "$FX/fatbin/out25000.txt" timeout 600 $ABISCOPE cuda -v --color never "$FX/fatbin/libcand25000.so" | cut -d' ' -f2)")
-	t4=$(least "$t4" "$(cpu "$FX/fatbin/out.txt" timeout 600 $ABISCOPE cuda -v --color never "$FX/fatbin/libcand100000.so" | cut -d' ' -f2)")
+	t1=$(least "$t1" "$(cpu "$FX/fatbin/out25000.txt" timeout 600 $ABISCOPE cuda -v --color never "$FX/fatbin/libcand25000.so")")
+	t4=$(least "$t4" "$(cpu "$FX/fatbin/out.txt" timeout 600 $ABISCOPE cuda -v --color never "$FX/fatbin/libcand100000.so")")
 done
 if python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if b < 8 * max(a, 0.05) else 1)' "$t1" "$t4"; then
 	pass "4x the fatbin candidates costs under 8x the CPU, not 16x (${t1} s, ${t4} s)"
@@ -481,8 +483,8 @@ expect_eq "$(python3 -c 'import json,sys; print(sum(1 for o in json.load(open(sy
 for again in 1 2; do
 	python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if b < 20 * max(a, 0.01) else 1)' \
 		"$t500" "$t4000" && break
-	t500=$(least "$t500" "$(cpu "$FX/chain/500.json" $ABISCOPE why --json "$FX/chain/c500/libq00000.so" | cut -d' ' -f2)")
-	t4000=$(least "$t4000" "$(cpu "$FX/chain/4000.json" $ABISCOPE why --json "$FX/chain/c4000/libq00000.so" | cut -d' ' -f2)")
+	t500=$(least "$t500" "$(cpu "$FX/chain/500.json" $ABISCOPE why --json "$FX/chain/c500/libq00000.so")")
+	t4000=$(least "$t4000" "$(cpu "$FX/chain/4000.json" $ABISCOPE why --json "$FX/chain/c4000/libq00000.so")")
 done
 if python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if b < 20 * max(a, 0.01) else 1)' "$t500" "$t4000"; then
 	pass "8x the chain costs about 8x the CPU, not 64x (${t500} s, ${t4000} s)"
