@@ -1204,7 +1204,6 @@ size_t py_module_imports(struct arena *a, const char *text, size_t len, const ch
 	return k.n;
 }
 
-/* One statement line the import runs (runs: 1, or -1 under cond). */
 /* A call into a function of the package that loads, RTLD_GLOBAL, a path it
  * computes, in a file that reads a preload list and asks importlib.metadata
  * for a distribution's files (faiss's loader.py, distpreload.h): each file
@@ -1250,7 +1249,7 @@ static bool preload_list(struct reader *r, struct file_state *fs, const struct l
 			if (!o->list_problem) {
 				o->list_problem = arena_alloc(&r->s->arena, sizeof *o->list_problem);
 				*o->list_problem = e;
-				o->list_certain = true;
+				o->list_certain = !e.condition;	/* under a condition: it may not run */
 				o->list_why = list[i].installed
 					? arena_printf(&r->s->arena, "%s/%s names %s of %s, whose RECORD lists no file of "
 						       "that name", rel(r, at->dir), DIST_PRELOAD_FILE, list[i].library,
@@ -1265,6 +1264,7 @@ static bool preload_list(struct reader *r, struct file_state *fs, const struct l
 	return true;
 }
 
+/* One statement line the import runs (runs: 1, or -1 under cond). */
 static void statement(struct reader *r, struct file_state *fs, const struct line_at *at, int depth, int runs,
 		      const struct block *cond)
 {
