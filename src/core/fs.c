@@ -878,23 +878,26 @@ bool fs_page_window(uintptr_t base, size_t map_len, size_t off, size_t len, uint
 	return *end > *start;
 }
 
-void fs_forget(const struct mapped_file *mf, size_t off, size_t len)
+/* madvise(advice) over the pages fs_page_window gives for a file mapping
+ * (a vfs node's bytes are anonymous memory: never advised). */
+static void advise_pages(const struct mapped_file *mf, size_t off, size_t len, bool outward, int advice)
 {
 	uintptr_t start, end;
 	if (!mf->data || mf->borrowed ||
-	    !fs_page_window((uintptr_t)mf->data, mf->len, off, len, machine_page(), false, &start, &end))
+	    !fs_page_window((uintptr_t)mf->data, mf->len, off, len, machine_page(), outward, &start, &end))
 		return;
+	(void)madvise((void *)start, end - start, advice);
+}
+
+void fs_forget(const struct mapped_file *mf, size_t off, size_t len)
+{
 	/* a read-only private file mapping: its pages are the page cache's */
-	(void)madvise((void *)start, end - start, MADV_DONTNEED);
+	advise_pages(mf, off, len, false, MADV_DONTNEED);
 }
 
 void fs_advise(const struct mapped_file *mf, size_t off, size_t len)
 {
-	uintptr_t start, end;
-	if (!mf->data || mf->borrowed ||
-	    !fs_page_window((uintptr_t)mf->data, mf->len, off, len, machine_page(), true, &start, &end))
-		return;
-	(void)madvise((void *)start, end - start, MADV_WILLNEED);
+	advise_pages(mf, off, len, true, MADV_WILLNEED);
 }
 
 enum status fs_read_small(const struct fsview *fs, const char *path, size_t max, char **out,
